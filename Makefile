@@ -1,0 +1,45 @@
+# chartshare development tasks. `make demo` and `make test` work on a fresh machine: they create the
+# virtualenv, install the package with its dev tools, and fetch (and sha256-verify) helm 3 and helm 4.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+EXAMPLE := examples/shoong-delivery
+APPS := order kitchen delivery notification batch
+
+.PHONY: setup helm demo test lint typecheck unit plugin-yaml clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(VENV)/.installed helm
+
+helm: $(VENV)/.installed
+	$(BIN)/python tools/fetch_helm.py 3 4
+
+demo: setup
+	@helm4=$$($(BIN)/python tools/fetch_helm.py --path-only 4); \
+	for svc in $(APPS); do \
+	  echo "=== dev-shoong-$$svc ==="; \
+	  ARGOCD_APP_NAME=dev-shoong-$$svc ARGOCD_APP_NAMESPACE=shoong CHARTSHARE_HELM=$$helm4 \
+	  ARGOCD_APP_PARAMETERS='[{"name":"values-files","array":["/$(EXAMPLE)/values/common.yaml","/$(EXAMPLE)/values/'$$svc'.yaml"]}]' \
+	  $(BIN)/chartshare generate $(EXAMPLE)/apps/dev/$$svc > $(VENV)/demo-$$svc.yaml || exit 1; \
+	  grep -E '^kind: ' $(VENV)/demo-$$svc.yaml | sort | uniq -c; \
+	done
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check cmp tests tools
+	$(BIN)/ruff format --check cmp tests tools
+
+typecheck: $(VENV)/.installed
+	$(BIN)/mypy
+
+unit: setup
+	$(BIN)/pytest
+
+test: setup lint typecheck unit
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,130 @@
+"""The command line: argv and environment in, manifests on stdout, diagnostics on stderr, an exit status.
+
+The only module that prints or exits. Output is built fully in memory and written only after everything
+succeeded: on any error stdout stays empty, so Argo CD fails the sync instead of pruning the app.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import __version__
+from .errors import ChartShareError
+from .params import Value, parse_pairs
+
+app = typer.Typer(
+    name="chartshare",
+    help="Share one Helm chart between several Argo CD Applications without fighting over its objects.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class OutputFormat(str, enum.Enum):
+    yaml = "yaml"
+    json = "json"
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(f"chartshare: {line}\n")
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"chartshare {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Share one Helm chart between several Argo CD Applications without fighting over its objects."""
+
+
+@app.command()
+def generate(
+    app_dir: Annotated[Path, typer.Argument(help="The Application's source path.")] = Path("."),
+    release_name: Annotated[Optional[str], typer.Option("--release-name", help="helm release name.")] = None,
+    namespace: Annotated[Optional[str], typer.Option("--namespace", "-n", help="helm --namespace.")] = None,
+    values: Annotated[
+        Optional[list[str]], typer.Option("--values", "-f", help="Value file (repeatable; '/' = repo root; globs).")
+    ] = None,
+    values_inline: Annotated[Optional[str], typer.Option("--values-inline", help="Inline values YAML, last.")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="helm --set key=value (repeatable).")] = None,
+    set_string: Annotated[
+        Optional[list[str]], typer.Option("--set-string", help="helm --set-string key=value (repeatable).")
+    ] = None,
+    include_crds: Annotated[
+        Optional[bool], typer.Option("--include-crds/--skip-crds", help="Render crds/ (default: include).")
+    ] = None,
+    skip_tests: Annotated[bool, typer.Option("--skip-tests", help="Leave out helm test hooks.")] = False,
+    kube_version: Annotated[Optional[str], typer.Option("--kube-version", help="helm --kube-version.")] = None,
+    api_versions: Annotated[
+        Optional[list[str]], typer.Option("--api-versions", help="helm --api-versions entry (repeatable).")
+    ] = None,
+    config: Annotated[Optional[str], typer.Option("--config", help="Ownership file (default chartshare.yaml).")] = None,
+    app_name: Annotated[Optional[str], typer.Option("--app", help="Application name (default $ARGOCD_APP_NAME).")] = None,
+    helm: Annotated[Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")] = None,
+    timeout: Annotated[
+        Optional[float], typer.Option("--timeout", min=1, help="Seconds helm may take (default 45).")
+    ] = None,
+    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")] = OutputFormat.yaml,
+    repo_root: Annotated[Optional[Path], typer.Option("--repo-root", help="Repository root (default: derived).")] = None,
+) -> None:
+    """Render the chart and print the manifests this Application owns (Argo CD's generate step)."""
+    from . import config as configuration
+    from . import manifests, pipeline
+
+    flags: dict[str, Value | None] = {
+        "release-name": release_name,
+        "namespace": namespace,
+        "values-files": tuple(values) if values else None,
+        "values": values_inline,
+        "set": parse_pairs(set_, "--set") if set_ else None,
+        "set-string": parse_pairs(set_string, "--set-string") if set_string else None,
+        "include-crds": None if include_crds is None else str(include_crds).lower(),
+        "skip-tests": "true" if skip_tests else None,
+        "kube-version": kube_version,
+        "api-versions": tuple(api_versions) if api_versions else None,
+        "config": config,
+    }
+    resolved = configuration.build(
+        app_dir, flags, os.environ, app_name=app_name, repo_root=repo_root, helm=helm, timeout=timeout
+    )
+    outcome = pipeline.generate(resolved)
+    if output is OutputFormat.json:
+        text = manifests.emit_json(outcome.resources)
+    else:
+        text = manifests.emit_yaml(outcome.resources)
+    for line in pipeline.summary(outcome):
+        _say(line)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def main() -> None:
+    """Console entry point: every failure becomes one stderr line and an exit status, never a traceback."""
+    try:
+        app()
+    except ChartShareError as error:
+        _say(f"error: {error}")
+        sys.exit(error.exit_code)
+    except KeyboardInterrupt:
+        _say("error: interrupted")
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(1)
+    except Exception as error:  # noqa: BLE001 - a traceback must never reach Argo CD's UI
+        _say(f"error: internal error ({type(error).__name__}: {error}); please report it")
+        sys.exit(1)

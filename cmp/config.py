@@ -1,0 +1,176 @@
+"""Everything `generate` needs, resolved once from flags, Argo CD's environment and defaults.
+
+Precedence, highest first: command-line flags, Application parameters (ARGOCD_APP_PARAMETERS, or the
+legacy PARAM_* variables when it is absent), plugin env ARGOCD_ENV_CHARTSHARE_*, Argo CD's request
+variables, defaults. Every path is resolved with symlinks followed and must stay inside the repository.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import params
+from .errors import ParameterError, PathError
+from .params import Value
+
+DEFAULT_TIMEOUT = 45.0  # Argo CD SIGKILLs a plugin at 60 s; helm must be stopped, and reported, before that
+CONFIG_FILE = "chartshare.yaml"
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_KUBE_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?([-+][0-9A-Za-z.+-]*)?$")
+_GLOB = re.compile(r"[*?\[]")
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The resolved inputs of one `generate` run."""
+
+    app_name: str
+    app_dir: Path
+    repo_root: Path
+    release: str
+    namespace: str
+    values_files: tuple[Path, ...]
+    values_inline: str
+    set_values: tuple[tuple[str, str], ...]
+    set_strings: tuple[tuple[str, str], ...]
+    include_crds: bool
+    skip_tests: bool
+    kube_version: str
+    api_versions: tuple[str, ...]
+    config_path: Path | None
+    helm: str
+    timeout: float
+
+
+def release_from_app(app_name: str) -> str:
+    """Argo CD's default release name: the app name without a `<namespace>_` prefix."""
+    return app_name.partition("_")[2] or app_name
+
+
+def find_repo_root(app_dir: Path, source_path: str) -> Path:
+    """APP_DIR minus ARGOCD_APP_SOURCE_PATH, else the nearest folder holding `.git`, else APP_DIR."""
+    parts = [part for part in Path(source_path.strip("/")).parts if part not in ("", ".")]
+    if parts and tuple(app_dir.parts[-len(parts):]) == tuple(parts):
+        return app_dir.parents[len(parts) - 1]
+    for folder in (app_dir, *app_dir.parents):
+        if (folder / ".git").exists():
+            return folder
+    return app_dir
+
+
+def merged(
+    flags: Mapping[str, Value | None], env: Mapping[str, str]
+) -> dict[str, Value]:
+    """Parameters by precedence: flags > app parameters > plugin env (request variables come later)."""
+    if "ARGOCD_APP_PARAMETERS" in env:
+        app_params = params.from_app_parameters(env["ARGOCD_APP_PARAMETERS"])
+    else:
+        app_params = params.from_param_variables(env)
+    given = {name: value for name, value in flags.items() if value is not None}
+    return {**params.from_plugin_env(env), **app_params, **given}
+
+
+def resolve_path(raw: str, base: Path, root: Path, what: str) -> Path:
+    """A path relative to `base` (or to the repository root with a leading `/`), confined to `root`."""
+    candidate = root / raw.lstrip("/") if raw.startswith("/") else base / raw
+    resolved = candidate.resolve()
+    if not resolved.is_relative_to(root):
+        raise PathError(f"{what}: file '{raw}' resolved to outside repository root")
+    if not resolved.exists():
+        raise PathError(f"{what}: file '{raw}' does not exist (looked for {resolved})")
+    return resolved
+
+
+def resolve_values_files(patterns: tuple[str, ...], app_dir: Path, root: Path) -> tuple[Path, ...]:
+    """Value files in the given order; a glob expands to its matches in lexical order, as Argo CD does."""
+    files: list[Path] = []
+    for pattern in patterns:
+        if not _GLOB.search(pattern):
+            files.append(resolve_path(pattern, app_dir, root, "values-files"))
+            continue
+        base = root if pattern.startswith("/") else app_dir
+        matches = sorted(glob.glob(str(base / pattern.lstrip("/") if pattern.startswith("/") else base / pattern)))
+        if not matches:
+            raise PathError(f"values-files: pattern '{pattern}' matched no file")
+        files.extend(resolve_path(str(Path(match).relative_to(base)), base, root, "values-files") for match in matches)
+    return tuple(files)
+
+
+def build(
+    app_dir: Path,
+    flags: Mapping[str, Value | None],
+    env: Mapping[str, str],
+    *,
+    app_name: str | None,
+    repo_root: Path | None,
+    helm: str | None,
+    timeout: float | None,
+) -> Config:
+    """Resolve every input of `generate`; raises ParameterError / PathError naming the culprit."""
+    app_dir = app_dir.resolve()
+    if not app_dir.is_dir():
+        raise PathError(f"APP_DIR {app_dir} is not a directory")
+    name = app_name or env.get("ARGOCD_APP_NAME", "")
+    if not name:
+        raise ParameterError("no application name: pass --app NAME or set ARGOCD_APP_NAME")
+    root = (repo_root.resolve() if repo_root else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", "")))
+    if not app_dir.is_relative_to(root):
+        raise PathError(f"APP_DIR {app_dir} is outside the repository root {root}")
+    values = merged(flags, env)
+
+    def text(parameter: str, fallback: str) -> str:
+        value = values.get(parameter)
+        return value if isinstance(value, str) else fallback
+
+    def items(parameter: str, fallback: tuple[str, ...] = ()) -> tuple[str, ...]:
+        value = values.get(parameter)
+        return tuple(str(item) for item in value) if isinstance(value, tuple) else fallback
+
+    def pairs(parameter: str) -> tuple[tuple[str, str], ...]:
+        value = values.get(parameter, ())
+        return tuple(item for item in value if isinstance(item, tuple))
+
+    release = text("release-name", release_from_app(name))
+    if not (_DNS_SUBDOMAIN.match(release) and len(release) <= 53):
+        raise ParameterError(
+            f"release-name {release!r} is not a valid helm release name "
+            "(lower-case letters, digits, '-' and '.', at most 53 characters)"
+        )
+    namespace = text("namespace", env.get("ARGOCD_APP_NAMESPACE", ""))
+    if namespace and not (_DNS_LABEL.match(namespace) and len(namespace) <= 63):
+        raise ParameterError(
+            f"namespace {namespace!r} is not a valid namespace name (lower-case letters, digits and '-', at most 63)"
+        )
+    kube_version = text("kube-version", env.get("KUBE_VERSION", ""))
+    if kube_version and not _KUBE_VERSION.match(kube_version):
+        raise ParameterError(f"kube-version {kube_version!r} is not a version like 1.31.2")
+    request_api_versions = tuple(entry for entry in env.get("KUBE_API_VERSIONS", "").split(",") if entry)
+    config_raw = text("config", "")
+    if config_raw:
+        config_path: Path | None = resolve_path(config_raw, app_dir, root, "config")
+    else:
+        default_config = app_dir / CONFIG_FILE
+        config_path = resolve_path(CONFIG_FILE, app_dir, root, "config") if default_config.exists() else None
+    return Config(
+        app_name=name,
+        app_dir=app_dir,
+        repo_root=root,
+        release=release,
+        namespace=namespace,
+        values_files=resolve_values_files(items("values-files"), app_dir, root),
+        values_inline=text("values", ""),
+        set_values=pairs("set"),
+        set_strings=pairs("set-string"),
+        include_crds=text("include-crds", "true") == "true",
+        skip_tests=text("skip-tests", "false") == "true",
+        kube_version=kube_version,
+        api_versions=items("api-versions", request_api_versions),
+        config_path=config_path,
+        helm=helm or env.get("CHARTSHARE_HELM", "") or "helm",
+        timeout=timeout if timeout is not None else DEFAULT_TIMEOUT,
+    )

@@ -1,0 +1,63 @@
+"""Which resources this app emits: rules + scope + app name -> one Decision per resource.
+
+Pure: no I/O, no mutation. The first rule whose match fits wins. A rule with an owner gives the object to
+the apps its globs name and applies `others` to everyone else; a rule without one applies `others` to every
+app. Cluster-scoped objects no rule matches go to the top-level owner, else follow `unowned`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .model import Action, Decision, Resource
+from .rules import Ownership, Rule
+from .scope import Scope, ScopeTable
+
+# Objects whose loss takes other objects with it: their owner's copy is protected from pruning by default.
+PROTECTED_BY_DEFAULT = frozenset({
+    ("", "Namespace"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("", "PersistentVolume"),
+})
+
+
+def decide(resources: Sequence[Resource], ownership: Ownership, app: str, scopes: ScopeTable) -> list[Decision]:
+    """One decision per resource, in order."""
+    return [decide_one(resource, ownership, app, scopes) for resource in resources]
+
+
+def decide_one(resource: Resource, ownership: Ownership, app: str, scopes: ScopeTable) -> Decision:
+    rule = next((rule for rule in ownership.rules if rule.match.matches(resource)), None)
+    if rule is not None:
+        return _by_rule(resource, rule, app)
+    if scopes.of(resource.group, resource.kind) is not Scope.CLUSTER:
+        return Decision(Action.KEEP, "namespaced, no rule")
+    if ownership.owners:
+        if ownership.owned_by(app):
+            return Decision(Action.KEEP, "top-level owner", protect=_protected_kind(resource))
+        return Decision(Action.STRIP, f"owned by {_names(ownership.owners)} (top-level owner)")
+    if ownership.unowned is Action.FAIL:
+        return Decision(Action.FAIL, "cluster-scoped and no rule or owner covers it (unowned: fail)")
+    return Decision(ownership.unowned, f"cluster-scoped, no rule (unowned: {ownership.unowned.value})")
+
+
+def _by_rule(resource: Resource, rule: Rule, app: str) -> Decision:
+    if rule.owners and rule.owned_by(app):
+        protect = rule.protect if rule.protect is not None else _protected_kind(resource)
+        return Decision(Action.KEEP, "owner", rule.index, protect, patch=rule.patch)
+    reason = f"owned by {_names(rule.owners)}" if rule.owners else f"others: {rule.others.value}"
+    emits = rule.others in (Action.KEEP, Action.RENAME)
+    return Decision(
+        rule.others, reason, rule.index,
+        protect=bool(rule.protect) and emits,
+        rename_to=rule.rename_to if rule.others is Action.RENAME else None,
+        patch=rule.patch if emits else (),
+    )
+
+
+def _protected_kind(resource: Resource) -> bool:
+    return (resource.group, resource.kind) in PROTECTED_BY_DEFAULT
+
+
+def _names(globs: Sequence[str]) -> str:
+    return ", ".join(globs)

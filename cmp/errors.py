@@ -1,0 +1,44 @@
+"""The errors chartshare reports.
+
+Every failure a user can cause or meet is one of these: the CLI prints its message as a single
+`chartshare: error: ...` line on stderr, prints nothing on stdout and exits non-zero, because Argo CD
+reads an empty stdout as "this application has no resources" and prunes accordingly.
+"""
+
+from __future__ import annotations
+
+
+class ChartShareError(Exception):
+    """A problem reported to the user as one line; exit status 1."""
+
+    exit_code = 1
+
+
+class UsageError(ChartShareError):
+    """The command line itself is wrong; exit status 2."""
+
+    exit_code = 2
+
+
+class ParameterError(ChartShareError):
+    """An Application parameter or plugin env variable is unknown or malformed."""
+
+
+class PathError(ChartShareError):
+    """A chart, value file or config path is missing or escapes the repository root."""
+
+
+class ConfigError(ChartShareError):
+    """chartshare.yaml is malformed; the message names the file, line, rule and key."""
+
+
+class HelmError(ChartShareError):
+    """helm is missing, failed, timed out or printed something unusable."""
+
+
+class ManifestError(ChartShareError):
+    """helm's output holds a document Argo CD would reject."""
+
+
+class RuleError(ChartShareError):
+    """A rule cannot be applied to the resource it matched."""

@@ -1,0 +1,168 @@
+"""YAML read and written the way Kubernetes reads it.
+
+Argo CD and the API server read manifests with go-yaml (v2 rules, through sigs.k8s.io/yaml). PyYAML follows
+YAML 1.1, which disagrees on real charts: a plain `=` (PyYAML's `!!value`, found in popular CRDs) fails to
+load, `1:20` becomes a sexagesimal integer, `1e3` stays a string, `y`/`n` are not booleans, `017` is not
+octal. A document chartshare re-serialises must mean to Kubernetes what helm's text meant, so loading and
+dumping share one resolver that mirrors go-yaml's, and the libyaml C parser and emitter do the work.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import yaml
+
+_BOOLS = {
+    **dict.fromkeys("y Y yes Yes YES true True TRUE on On ON".split(), True),
+    **dict.fromkeys("n N no No NO false False FALSE off Off OFF".split(), False),
+}
+_INT = re.compile(r"^[-+]?(?:0[bB][01]+|0[oO]?[0-7]+|0[xX][0-9a-fA-F]+|[0-9]+)$")
+_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_SPECIAL_FLOATS = {
+    **dict.fromkeys((".nan", ".NaN", ".NAN"), float("nan")),
+    **dict.fromkeys((".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"), float("inf")),
+    **dict.fromkeys(("-.inf", "-.Inf", "-.INF"), float("-inf")),
+}
+_TIMESTAMP = re.compile(
+    r"^(?P<date>[0-9]{4}-[0-9]{1,2}-[0-9]{1,2})"
+    r"(?:(?:[Tt]|[ \t]+)(?P<time>[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]*)?)"
+    r"(?:[ \t]*(?P<tz>Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?$"
+)
+
+
+def _numeric(text: str) -> str:
+    return text.replace("_", "")
+
+
+class GoResolver(yaml.resolver.BaseResolver):
+    """Implicit tags for plain scalars, following go-yaml v2's resolve table."""
+
+
+def _add(tag: str, pattern: str, first: str) -> None:
+    GoResolver.add_implicit_resolver(tag, re.compile(pattern, re.X), list(first))
+
+
+GoResolver.yaml_implicit_resolvers = {}
+_add("tag:yaml.org,2002:bool", "^(?:" + "|".join(_BOOLS) + ")$", "yYnNtTfFoO")
+_add("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN\0")
+GoResolver.yaml_implicit_resolvers.setdefault("", []).append(
+    ("tag:yaml.org,2002:null", re.compile(r"^$"))
+)
+_add("tag:yaml.org,2002:merge", r"^<<$", "<")
+_add("tag:yaml.org,2002:float", r"^(?:[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+.")
+# Numbers: go-yaml strips `_` and then tries an integer (Go base-0 syntax), then a float.
+_add(
+    "tag:yaml.org,2002:int",
+    r"^[-+]?(?:0[bB][01_]+|0[oO]?[0-7_]+|0[xX][0-9a-fA-F_]+|[0-9][0-9_]*)$",
+    "-+0123456789",
+)
+_add(
+    "tag:yaml.org,2002:float",
+    r"^[-+]?(?:\.[0-9_]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9_]+)?$",
+    "-+.0123456789",
+)
+_add("tag:yaml.org,2002:timestamp", _TIMESTAMP.pattern, "0123456789")
+
+
+def _construct_bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
+    return _BOOLS[loader.construct_scalar(node)]
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float | str:
+    text = _numeric(loader.construct_scalar(node))
+    if _INT.match(text):
+        sign = -1 if text.startswith("-") else 1
+        digits = text.lstrip("+-")
+        if len(digits) > 1 and digits[0] == "0" and digits[1] in "01234567":
+            return sign * int(digits, 8)  # Go's base 0 reads a leading zero as octal
+        try:
+            return sign * int(digits, 0)
+        except ValueError:
+            pass
+    if _FLOAT.match(text):
+        return float(text)
+    return loader.construct_scalar(node)  # e.g. `09`: no Go number, so a string
+
+
+def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    text = loader.construct_scalar(node)
+    return _SPECIAL_FLOATS.get(text) or float(_numeric(text))
+
+
+def _construct_timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    """go-yaml turns a plain timestamp into time.Time, which JSON then writes in RFC 3339."""
+    text = loader.construct_scalar(node)
+    return go_timestamp(text) or text
+
+
+def go_timestamp(text: str) -> str | None:
+    """The RFC 3339 text Kubernetes ends up with for a plain YAML timestamp, or None."""
+    found = _TIMESTAMP.match(text)
+    if not found:
+        return None
+    try:
+        year, month, day = (int(part) for part in found["date"].split("-"))
+        moment = dt.datetime(year, month, day, tzinfo=dt.timezone.utc)
+        if found["time"]:
+            clock, _, fraction = found["time"].partition(".")
+            hour, minute, second = (int(part) for part in clock.split(":"))
+            moment = moment.replace(hour=hour, minute=minute, second=second)
+            if fraction.strip("0"):
+                return None  # sub-second precision: keep helm's text rather than guess Go's rounding
+            if found["tz"] and found["tz"] != "Z":
+                sign = -1 if found["tz"][0] == "-" else 1
+                hours, _, minutes = found["tz"][1:].partition(":")
+                offset = dt.timedelta(hours=int(hours), minutes=int(minutes or 0))
+                moment = moment.replace(tzinfo=dt.timezone(sign * offset))
+    except ValueError:
+        return None
+    if moment.utcoffset():
+        return moment.isoformat()
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class GoLoader(yaml.CSafeLoader, GoResolver):  # type: ignore[misc]
+    """libyaml's parser with go-yaml's scalar rules."""
+
+
+GoLoader.yaml_implicit_resolvers = GoResolver.yaml_implicit_resolvers
+GoLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
+GoLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+GoLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+GoLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+
+
+class GoDumper(yaml.CSafeDumper, GoResolver):  # type: ignore[misc]
+    """libyaml's emitter; quotes every string go-yaml would otherwise read as another type."""
+
+
+GoDumper.yaml_implicit_resolvers = GoResolver.yaml_implicit_resolvers
+GoDumper.ignore_aliases = lambda self, data: True  # type: ignore[method-assign]  # repeat, never anchor
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in data and _block_safe(data) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+def _block_safe(data: str) -> bool:
+    """Literal blocks read back identically only without trailing spaces or odd whitespace."""
+    return not any(line != line.rstrip() for line in data.split("\n")) and "\t" not in data
+
+
+GoDumper.add_representer(str, _represent_str)
+
+
+def load(text: str) -> Any:
+    """Parse one YAML document as Kubernetes would."""
+    return yaml.load(text, Loader=GoLoader)  # noqa: S506 - GoLoader is a safe loader
+
+
+def dump(obj: Any) -> str:
+    """Serialise one object in block style, keeping key order, never folding long lines."""
+    return yaml.dump(
+        obj, Dumper=GoDumper, default_flow_style=False, sort_keys=False, allow_unicode=True, width=1 << 30
+    )

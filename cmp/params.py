@@ -1,0 +1,203 @@
+"""The one table of Application parameters.
+
+The CLI flags, the decoding of ARGOCD_APP_PARAMETERS / PARAM_* / ARGOCD_ENV_CHARTSHARE_*, plugin.yaml's
+static parameter announcement and the README's parameter list all come from PARAMETERS, so they cannot drift.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, Union
+
+from .errors import ParameterError
+
+Kind = Literal["string", "array", "map"]
+Value = Union[str, tuple[str, ...], tuple[tuple[str, str], ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One Application parameter as plugin.yaml announces it and the CLI accepts it."""
+
+    name: str
+    kind: Kind
+    title: str
+    tooltip: str
+    default: str = ""  # shown in the UI and docs only; the plugin applies its own defaults
+    choices: tuple[str, ...] = ()
+
+    @property
+    def env_name(self) -> str:
+        """`ARGOCD_ENV_CHARTSHARE_<NAME>`: what `argocd app set --plugin-env` can set."""
+        return "ARGOCD_ENV_CHARTSHARE_" + self.name.upper().replace("-", "_")
+
+    @property
+    def param_prefix(self) -> str:
+        """`PARAM_<ESC(name)>`, Argo CD's escaping for the legacy variables."""
+        return "PARAM_" + escape(self.name)
+
+
+PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("release-name", "string", "Release name",
+              "helm release name; defaults to the Application name without any '<namespace>_' prefix"),
+    Parameter("namespace", "string", "Namespace",
+              "helm --namespace; defaults to the Application's destination namespace"),
+    Parameter("values-files", "array", "Values files",
+              "value files relative to the app path; a leading '/' means the repository root; globs allowed"),
+    Parameter("values", "string", "Values", "inline values YAML, applied after every values file"),
+    Parameter("set", "map", "Set", "helm --set key=value pairs"),
+    Parameter("set-string", "map", "Set string", "helm --set-string key=value pairs"),
+    Parameter("include-crds", "string", "Include CRDs", "render the chart's crds/ folder (as Argo CD does)",
+              default="true", choices=("true", "false")),
+    Parameter("skip-tests", "string", "Skip tests", "leave out helm test hooks",
+              default="false", choices=("true", "false")),
+    Parameter("kube-version", "string", "Kubernetes version",
+              "helm --kube-version; defaults to the destination cluster's version"),
+    Parameter("api-versions", "array", "API versions",
+              "helm --api-versions entries; default: the destination cluster's API versions"),
+    Parameter("config", "string", "Ownership file",
+              "path of the ownership rules, relative to the app path; default chartshare.yaml"),
+)
+
+BY_NAME: dict[str, Parameter] = {parameter.name: parameter for parameter in PARAMETERS}
+_ESCAPE = re.compile(r"[^A-Z0-9_]")
+
+
+def escape(name: str) -> str:
+    """Argo CD's PARAM_ escaping: upper-case, anything outside [A-Z0-9_] becomes `_`."""
+    return _ESCAPE.sub("_", name.upper())
+
+
+def valid_names() -> str:
+    return ", ".join(parameter.name for parameter in PARAMETERS)
+
+
+def _unknown(name: str, where: str) -> ParameterError:
+    return ParameterError(f"unknown parameter {name!r} in {where}; valid parameters: {valid_names()}")
+
+
+def from_app_parameters(raw: str) -> dict[str, Value]:
+    """Decode ARGOCD_APP_PARAMETERS: a JSON array of {name, string | array | map}, or `null`."""
+    where = "ARGOCD_APP_PARAMETERS"
+    try:
+        entries = json.loads(raw) if raw.strip() else None
+    except ValueError as error:
+        raise ParameterError(f"{where} is not valid JSON ({error}); it should be Argo CD's parameter list") from None
+    if entries is None:
+        return {}
+    if not isinstance(entries, list):
+        raise ParameterError(f"{where} must be a JSON array of {{name, string|array|map}} objects")
+    values: dict[str, Value] = {}
+    for position, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise ParameterError(f"{where}[{position}] must be an object with a string `name`")
+        name = entry["name"]
+        parameter = BY_NAME.get(name)
+        if parameter is None:
+            raise _unknown(name, where)
+        value = entry.get(parameter.kind)
+        if value is None:
+            given = sorted(set(entry) - {"name"}) or ["nothing"]
+            raise ParameterError(
+                f"parameter {name!r} in {where} is a {parameter.kind}, but the Application gave {', '.join(given)}; "
+                f"set it as `{parameter.kind}:` in spec.source.plugin.parameters"
+            )
+        values[name] = _typed(parameter, value, f"parameter {name!r} in {where}")
+    return values
+
+
+def _typed(parameter: Parameter, value: object, where: str) -> Value:
+    if parameter.kind == "string":
+        if not isinstance(value, str):
+            raise ParameterError(f"{where} must be a string")
+        return _choice(parameter, value, where)
+    if parameter.kind == "array":
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise ParameterError(f"{where} must be an array of strings")
+        return tuple(value)
+    if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
+        raise ParameterError(f"{where} must be a map of strings to strings")
+    return tuple(sorted(value.items()))
+
+
+def _choice(parameter: Parameter, value: str, where: str) -> str:
+    if parameter.choices and value not in parameter.choices:
+        raise ParameterError(f"{where} is {value!r}; it must be one of: {', '.join(parameter.choices)}")
+    return value
+
+
+def from_param_variables(env: Mapping[str, str]) -> dict[str, Value]:
+    """Decode the legacy PARAM_* variables, used only when ARGOCD_APP_PARAMETERS is absent.
+
+    Map keys are escaped beyond recovery there (`image.tag` arrives as `IMAGE_TAG`), so a map parameter
+    seen only through PARAM_* is refused rather than passed to helm under a wrong key.
+    """
+    names = sorted(name for name in env if name.startswith("PARAM_"))
+    values: dict[str, Value] = {}
+    claimed: set[str] = set()
+    for parameter in sorted(PARAMETERS, key=lambda p: -len(p.param_prefix)):
+        prefix = parameter.param_prefix
+        if parameter.kind == "string" and prefix in env:
+            values[parameter.name] = _choice(parameter, env[prefix], prefix)
+            claimed.add(prefix)
+        elif parameter.kind == "array":
+            items = _indexed(env, prefix + "_", claimed)
+            if items:
+                values[parameter.name] = items
+        elif parameter.kind == "map":
+            keys = [name for name in names if name.startswith(prefix + "_") and name not in claimed]
+            if keys:
+                raise ParameterError(
+                    f"map parameter {parameter.name!r} arrived only as {keys[0]}, whose key Argo CD has escaped; "
+                    "use an Argo CD that sets ARGOCD_APP_PARAMETERS, or ARGOCD_ENV_CHARTSHARE_"
+                    f"{escape(parameter.name)}=key=value"
+                )
+    leftover = [name for name in names if name not in claimed]
+    if leftover:
+        raise _unknown(leftover[0], "the PARAM_* variables")
+    return values
+
+
+def _indexed(env: Mapping[str, str], prefix: str, claimed: set[str]) -> tuple[str, ...]:
+    found = {name: name[len(prefix):] for name in env if name.startswith(prefix) and name[len(prefix):].isdigit()}
+    claimed.update(found)
+    return tuple(env[name] for name in sorted(found, key=lambda name: int(found[name])))
+
+
+def from_plugin_env(env: Mapping[str, str]) -> dict[str, Value]:
+    """Decode ARGOCD_ENV_CHARTSHARE_<NAME>: arrays comma-separated, maps `k=v,k=v`."""
+    by_env = {parameter.env_name: parameter for parameter in PARAMETERS}
+    values: dict[str, Value] = {}
+    for name in sorted(env):
+        if not name.startswith("ARGOCD_ENV_CHARTSHARE_"):
+            continue
+        parameter = by_env.get(name)
+        if parameter is None:
+            valid = ", ".join(sorted(by_env))
+            raise ParameterError(f"unknown plugin env {name}; valid names: {valid}")
+        raw = env[name]
+        if parameter.kind == "string":
+            values[parameter.name] = _choice(parameter, raw, name)
+        elif parameter.kind == "array":
+            values[parameter.name] = tuple(item.strip() for item in raw.split(",") if item.strip())
+        else:
+            values[parameter.name] = parse_pairs(_split_pairs(raw), name)
+    return values
+
+
+def _split_pairs(raw: str) -> list[str]:
+    return [item for item in raw.split(",") if item.strip()]
+
+
+def parse_pairs(items: list[str] | tuple[str, ...], where: str) -> tuple[tuple[str, str], ...]:
+    """`key=value` items as a sorted map; the value may itself hold `=`."""
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ParameterError(f"{where}: {item!r} is not key=value")
+        pairs[key.strip()] = value
+    return tuple(sorted(pairs.items()))

@@ -1,0 +1,143 @@
+"""`generate` end to end: config -> helm -> resources -> decisions -> rewritten output.
+
+`process` is the pure heart (resources in, resources out) shared by `generate` and `check`; `generate` adds
+the edges: reading chartshare.yaml and running helm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import manifests, render, rules
+from .config import Config, resolve_path
+from .decide import decide
+from .errors import ManifestError, RuleError
+from .model import Action, Decision, Resource, ResourceId
+from .rewrite import Applied, apply
+from .rules import Ownership
+from .scope import Scope, ScopeTable, crd_scopes
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one app emits and why; `notices` are stderr lines that are not errors."""
+
+    app: str
+    rendered: int
+    emitted: list[Applied]
+    stripped: list[Applied]
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def resources(self) -> list[Resource]:
+        return [applied.resource for applied in self.emitted]
+
+
+def process(resources: list[Resource], ownership: Ownership | None, app: str) -> Outcome:
+    """Apply chartshare.yaml to a parsed render; without one, pass everything through."""
+    _refuse_duplicates(resources)
+    if ownership is None:
+        if not resources:
+            raise RuleError("helm rendered no resources; refusing to send Argo CD an empty app (it would prune "
+                            "everything); add a chartshare.yaml with allowEmpty: true if that is intended")
+        return Outcome(app, len(resources), [Applied(r, _PASS) for r in resources], [])
+    scopes = ScopeTable.build(
+        crd_scopes(r.obj for r in resources), ownership.cluster_scoped_kinds, ownership.namespaced_kinds
+    )
+    decisions = decide(resources, ownership, app, scopes)
+    emitted, stripped = apply(resources, decisions, app)
+    if not emitted and not ownership.allow_empty:
+        cause = "helm rendered no resources" if not resources else f"the rules strip all {len(resources)} resources"
+        raise RuleError(f"{cause}; refusing to send Argo CD an empty app (it would prune everything); "
+                        "set allowEmpty: true in chartshare.yaml if that is intended")
+    return Outcome(app, len(resources), emitted, stripped, _unknown_scope_notices(resources, ownership, scopes))
+
+
+_PASS = Decision(Action.KEEP, "no chartshare.yaml")
+
+
+def _refuse_duplicates(resources: Sequence[Resource]) -> None:
+    seen: dict[ResourceId, Resource] = {}
+    for resource in resources:
+        if not resource.name:
+            continue
+        first = seen.setdefault(resource.id, resource)
+        if first is not resource:
+            raise ManifestError(
+                f"{resource.id} is rendered twice (templates {first.source or '?'} and {resource.source or '?'}); "
+                "Argo CD can track only one: make the names differ or render it once"
+            )
+
+
+def _unknown_scope_notices(resources: Sequence[Resource], ownership: Ownership, scopes: ScopeTable) -> list[str]:
+    unknown = sorted({
+        f"{r.group}/{r.kind}" if r.group else r.kind
+        for r in resources
+        if scopes.of(r.group, r.kind) is Scope.UNKNOWN and not any(rule.match.matches(r) for rule in ownership.rules)
+    })
+    return [
+        f"notice: kind {kind} has no known scope and is treated as namespaced; if it is cluster-scoped, "
+        f"list it under clusterScopedKinds: in chartshare.yaml (or namespacedKinds: to silence this)"
+        for kind in unknown
+    ]
+
+
+def load_ownership(config: Config) -> Ownership | None:
+    if config.config_path is None:
+        return None
+    return rules.load(config.config_path, _display(config.config_path, config.repo_root))
+
+
+def chart_dir(config: Config, ownership: Ownership | None) -> Path:
+    if ownership is None:
+        return config.app_dir
+    chart = resolve_path(ownership.chart, ownership.path.parent, config.repo_root, f"{ownership.path.name}: chart")
+    if not (chart / "Chart.yaml").is_file():
+        raise rules.ConfigError(f"{_display(ownership.path, config.repo_root)}: chart: {chart} holds no Chart.yaml")
+    return chart
+
+
+def invocation(config: Config, chart: Path) -> render.HelmInvocation:
+    return render.HelmInvocation(
+        chart_dir=chart,
+        release=config.release,
+        namespace=config.namespace,
+        values_files=config.values_files,
+        values_inline=config.values_inline,
+        set_values=config.set_values,
+        set_strings=config.set_strings,
+        include_crds=config.include_crds,
+        skip_tests=config.skip_tests,
+        kube_version=config.kube_version,
+        api_versions=config.api_versions,
+    )
+
+
+def generate(config: Config) -> Outcome:
+    """Render the app's chart and apply its ownership rules."""
+    ownership = load_ownership(config)
+    chart = chart_dir(config, ownership)
+    if ownership is None and not (chart / "Chart.yaml").is_file():
+        raise rules.ConfigError(f"{chart} holds neither chartshare.yaml nor Chart.yaml; point the app at a chart")
+    stream = render.run_helm(config.helm, invocation(config, chart), config.timeout)
+    return process(manifests.parse(stream), ownership, config.app_name)
+
+
+def _display(path: Path, root: Path) -> str:
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
+def summary(outcome: Outcome) -> list[str]:
+    """The stderr report: one summary line, then one line per stripped or changed resource."""
+    protected = [a for a in outcome.emitted if a.protected]
+    changed = [a for a in outcome.emitted if a.resource.changed and not a.protected]
+    lines = [
+        f"{outcome.app}: {outcome.rendered} rendered, {len(outcome.emitted)} emitted, "
+        f"{len(outcome.stripped)} stripped, {len(protected)} protected, {len(changed)} changed"
+    ]
+    lines += [f"  stripped {a.resource.id} ({a.decision.origin}: {a.decision.reason})" for a in outcome.stripped]
+    lines += [f"  protected {a.resource.id} ({a.decision.origin}: {a.decision.reason})" for a in protected]
+    lines += [f"  changed {a.resource.id} ({a.decision.origin}: {a.decision.reason})" for a in changed]
+    return lines + outcome.notices

@@ -1,0 +1,114 @@
+"""Running `helm template`: the arguments (pure) and the one subprocess call.
+
+The arguments match Argo CD's native Helm source, so an app that moves to chartshare renders the same
+objects. helm runs in its own process group under chartshare's deadline: Argo CD SIGKILLs a plugin at 60 s
+without a word, so helm must be stopped, and the reason printed, before then.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import HelmError
+
+_STDERR_LIMIT = 2000  # Argo CD shows stderr in its UI; a whole helm trace would bury the cause
+
+
+@dataclass(frozen=True, slots=True)
+class HelmInvocation:
+    """What to render and how; everything but the binary and the deadline comes from the parameters."""
+
+    chart_dir: Path
+    release: str
+    namespace: str = ""
+    values_files: tuple[Path, ...] = ()
+    values_inline: str = ""
+    set_values: tuple[tuple[str, str], ...] = ()
+    set_strings: tuple[tuple[str, str], ...] = ()
+    include_crds: bool = True
+    skip_tests: bool = False
+    kube_version: str = ""
+    api_versions: tuple[str, ...] = ()
+
+
+def helm_args(call: HelmInvocation, inline_values_file: Path | None = None) -> list[str]:
+    """`helm template` argv; every value travels as `--flag=value`, so none can pose as a flag."""
+    args = ["template", ".", f"--name-template={call.release}"]
+    if call.namespace:
+        args.append(f"--namespace={call.namespace}")
+    if call.kube_version:
+        args.append(f"--kube-version={call.kube_version}")
+    args += [f"--api-versions={entry}" for entry in call.api_versions]
+    args += [f"--values={path}" for path in call.values_files]
+    if inline_values_file is not None:
+        args.append(f"--values={inline_values_file}")
+    args += [f"--set={key}={value}" for key, value in call.set_values]
+    args += [f"--set-string={key}={value}" for key, value in call.set_strings]
+    if call.include_crds:
+        args.append("--include-crds")
+    if call.skip_tests:
+        args.append("--skip-tests")
+    return args
+
+
+def run_helm(helm: str, call: HelmInvocation, timeout: float) -> str:
+    """Render the chart and return helm's stdout; any failure is a HelmError carrying helm's stderr."""
+    with tempfile.TemporaryDirectory(prefix="chartshare-") as scratch:
+        inline = None
+        if call.values_inline:
+            inline = Path(scratch) / "inline-values.yaml"
+            inline.write_text(call.values_inline, encoding="utf-8")
+        argv = [helm, *helm_args(call, inline)]
+        return run(argv, cwd=call.chart_dir, timeout=timeout, what="helm template")
+
+
+def run(argv: list[str], *, cwd: Path, timeout: float, what: str) -> str:
+    """Run a helm command in its own process group; stdout on success, a one-line HelmError otherwise."""
+    try:
+        process = subprocess.Popen(
+            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        raise HelmError(
+            f"helm binary {argv[0]!r} not found; install helm 3 or 4, or point --helm / CHARTSHARE_HELM at it"
+        ) from None
+    except PermissionError:
+        raise HelmError(f"helm binary {argv[0]!r} is not executable") from None
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        raise HelmError(
+            f"{what} did not finish within {timeout:g} s and was stopped (Argo CD kills plugins at 60 s); "
+            "check the chart for slow lookups or dependencies, or raise --timeout"
+        ) from None
+    finally:
+        if process.poll() is None:
+            _kill_group(process)
+    stderr = _decode(err).strip()
+    if process.returncode != 0:
+        cause = f"exit status {process.returncode}" if process.returncode > 0 else f"signal {-process.returncode}"
+        detail = " ".join(stderr.split())[:_STDERR_LIMIT] or "no message"
+        raise HelmError(f"{what} failed ({cause}): {detail}")
+    try:
+        return out.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise HelmError(f"{what} printed bytes that are not UTF-8 at offset {error.start}") from None
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.communicate()
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")

@@ -1,0 +1,394 @@
+"""chartshare.yaml: loaded strictly, once, into frozen rules.
+
+Every problem is reported with the file, the line, the place in the file (`rules[2].match.kind`) and the
+offending value, and an unknown key names the nearest valid one: a typo in an ownership rule must never
+silently fall back to "keep everything", which is exactly the contention this file exists to stop.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from . import goyaml
+from .errors import ConfigError
+from .model import Action, Resource
+
+API_VERSION = "chartshare/v1"
+KIND = "ChartShare"
+UNOWNED_CHOICES = ("fail", "keep", "strip")
+OTHERS_CHOICES = ("strip", "keep", "rename", "fail")
+PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
+PLACEHOLDERS = ("app", "release", "name", "namespace")
+UNRENAMEABLE = {("", "Namespace"): "a Namespace's name is its identity for everything inside it",
+                ("apiextensions.k8s.io", "CustomResourceDefinition"): "a CRD's name is fixed by its spec"}
+MAX_CONFIG_BYTES = 1 << 20
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """Selectors of a rule; every given field must match, strings are shell-style globs."""
+
+    group: str | None = None
+    version: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+    labels: tuple[tuple[str, str], ...] = ()
+    template: str | None = None
+
+    def matches(self, resource: Resource) -> bool:
+        checks = (
+            (self.group, resource.group), (self.version, resource.version), (self.kind, resource.kind),
+            (self.name, resource.name), (self.namespace, resource.namespace), (self.template, resource.source),
+        )
+        if any(pattern is not None and not fnmatch.fnmatchcase(value, pattern) for pattern, value in checks):
+            return False
+        labels = resource.labels
+        return all(str(labels.get(key)) == value and key in labels for key, value in self.labels)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One entry of `rules:`; `index` and `line` locate it in every message."""
+
+    index: int
+    line: int
+    match: Match
+    owners: tuple[str, ...]
+    others: Action
+    protect: bool | None
+    rename_to: str
+    patch: tuple[dict[str, Any], ...]
+
+    @property
+    def label(self) -> str:
+        return f"rules[{self.index}] (line {self.line})"
+
+    def owned_by(self, app: str) -> bool:
+        return any(fnmatch.fnmatchcase(app, pattern) for pattern in self.owners)
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceSpec:
+    """A user-declared name reference: `path` in objects of `from_kind` names an object of `kind`."""
+
+    group: str | None  # None: whatever group the kind has in the render
+    kind: str
+    from_group: str
+    from_kind: str
+    path: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ownership:
+    """A validated chartshare.yaml."""
+
+    path: Path
+    chart: str
+    owners: tuple[str, ...]
+    unowned: Action
+    allow_empty: bool
+    rules: tuple[Rule, ...]
+    references: tuple[ReferenceSpec, ...]
+    cluster_scoped_kinds: tuple[str, ...]
+    namespaced_kinds: tuple[str, ...]
+
+    def owned_by(self, app: str) -> bool:
+        return any(fnmatch.fnmatchcase(app, pattern) for pattern in self.owners)
+
+
+class _Reader:
+    """Walks the composed YAML nodes, so every error can carry the line it is about."""
+
+    def __init__(self, display: str, loader: goyaml.GoLoader) -> None:
+        self.display = display
+        self.loader = loader
+
+    def error(self, node: yaml.Node, where: str, message: str) -> ConfigError:
+        prefix = f"{self.display}:{node.start_mark.line + 1}"
+        return ConfigError(f"{prefix}: {where}: {message}" if where else f"{prefix}: {message}")
+
+    def mapping(self, node: yaml.Node, where: str, allowed: Sequence[str]) -> dict[str, yaml.Node]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, where, f"must be a mapping, got {_describe(node)}")
+        entries: dict[str, yaml.Node] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if key not in allowed:
+                hint = difflib.get_close_matches(str(key), allowed, n=1)
+                suggestion = f"; did you mean {hint[0]!r}?" if hint else f"; valid keys: {', '.join(allowed)}"
+                raise self.error(key_node, where, f"unknown key {key!r}{suggestion}")
+            if key in entries:
+                raise self.error(key_node, where, f"key {key!r} appears twice")
+            entries[key] = value_node
+        return entries
+
+    def scalar(self, node: yaml.Node, where: str, kind: type[T], what: str) -> T:
+        value = self.loader.construct_object(node) if isinstance(node, yaml.ScalarNode) else None
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise self.error(node, where, f"must be {what}, got {_describe(node)}")
+        return value
+
+    def string(self, node: yaml.Node, where: str) -> str:
+        return self.scalar(node, where, str, "a string")
+
+    def choice(self, node: yaml.Node, where: str, choices: Sequence[str]) -> str:
+        value = self.string(node, where)
+        if value not in choices:
+            raise self.error(node, where, f"{value!r} is not valid; choose one of: {', '.join(choices)}")
+        return value
+
+    def glob(self, node: yaml.Node, where: str) -> str:
+        value = self.string(node, where)
+        if _bad_glob(value):
+            raise self.error(node, where, f"glob {value!r} has an unclosed or empty '[...]' class")
+        return value
+
+    def sequence(self, node: yaml.Node, where: str) -> list[yaml.Node]:
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.error(node, where, f"must be a list, got {_describe(node)}")
+        return list(node.value)
+
+    def globs(self, node: yaml.Node, where: str) -> tuple[str, ...]:
+        """An app-name glob, or a non-empty list of them."""
+        if isinstance(node, yaml.SequenceNode):
+            items = tuple(self.glob(item, f"{where}[{i}]") for i, item in enumerate(node.value))
+            if not items:
+                raise self.error(node, where, "must name at least one app")
+            return items
+        return (self.glob(node, where),)
+
+    def items(self, node: yaml.Node, where: str, read: Callable[[yaml.Node, str], T]) -> tuple[T, ...]:
+        return tuple(read(item, f"{where}[{i}]") for i, item in enumerate(self.sequence(node, where)))
+
+
+def _describe(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    return f"{node.value!r}" if node.value else "nothing"
+
+
+def _bad_glob(pattern: str) -> bool:
+    depth_start = pattern.find("[")
+    while depth_start != -1:
+        end = pattern.find("]", depth_start + 2 if pattern[depth_start + 1 : depth_start + 2] in "!]" else depth_start + 1)
+        if end == -1 or end == depth_start + 1:
+            return True
+        depth_start = pattern.find("[", end + 1)
+    return False
+
+
+def load(path: Path, display: str | None = None) -> Ownership:
+    """Read and validate chartshare.yaml; raises ConfigError naming file, line, place and value."""
+    display = display or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"{display}: cannot read: {error.strerror}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{display}: {len(raw)} bytes is too large for an ownership file (limit 1 MiB)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{display}: not UTF-8 text (bad byte at offset {error.start})") from None
+    return parse(text, path, display)
+
+
+def parse(text: str, path: Path, display: str) -> Ownership:
+    loader = goyaml.GoLoader(text)
+    try:
+        _refuse_aliases(text, display)
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = f":{mark.line + 1}" if mark else ""
+        raise ConfigError(f"{display}{line}: not valid YAML: {error.problem or error.context}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{display}: not valid YAML: {error}") from None
+    finally:
+        loader.dispose()
+    if node is None:
+        raise ConfigError(f"{display}: the file is empty; it needs at least apiVersion: {API_VERSION} and kind: {KIND}")
+    return _ownership(_Reader(display, goyaml.GoLoader("")), node, path)
+
+
+def _refuse_aliases(text: str, display: str) -> None:
+    """Anchors and aliases can multiply a small file into a huge one; rules never need them."""
+    for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            line = event.start_mark.line + 1
+            raise ConfigError(f"{display}:{line}: YAML anchors and aliases are not allowed here; write the value out")
+
+
+_TOP_KEYS = ("apiVersion", "kind", "chart", "owner", "unowned", "allowEmpty", "rules", "references",
+             "clusterScopedKinds", "namespacedKinds")
+_RULE_KEYS = ("match", "owner", "others", "protect", "renameTo", "patch")
+_MATCH_KEYS = ("group", "version", "kind", "name", "namespace", "labels", "template")
+_REFERENCE_KEYS = ("group", "kind", "from", "path")
+_FROM_KEYS = ("group", "kind")
+_PATCH_KEYS = ("op", "path", "value", "from")
+_KIND_ENTRY = re.compile(r"^(?:[a-z0-9.-]+/)?[A-Za-z][A-Za-z0-9]*$")
+
+
+def _ownership(reader: _Reader, node: yaml.Node, path: Path) -> Ownership:
+    top = reader.mapping(node, "", _TOP_KEYS)
+    for key, expected in (("apiVersion", API_VERSION), ("kind", KIND)):
+        if key not in top:
+            raise reader.error(node, "", f"missing {key}: {expected}")
+        value = reader.string(top[key], key)
+        if value != expected:
+            raise reader.error(top[key], key, f"{value!r} is not supported; use {expected!r}")
+    rules = reader.items(top["rules"], "rules", lambda n, w: _rule(reader, n, w)) if "rules" in top else ()
+    return Ownership(
+        path=path,
+        chart=reader.string(top["chart"], "chart") if "chart" in top else ".",
+        owners=reader.globs(top["owner"], "owner") if "owner" in top else (),
+        unowned=Action(reader.choice(top["unowned"], "unowned", UNOWNED_CHOICES)) if "unowned" in top else Action.FAIL,
+        allow_empty=reader.scalar(top["allowEmpty"], "allowEmpty", bool, "true or false") if "allowEmpty" in top else False,
+        rules=tuple(rules),
+        references=reader.items(top["references"], "references", lambda n, w: _reference(reader, n, w))
+        if "references" in top else (),
+        cluster_scoped_kinds=_kind_list(reader, top, "clusterScopedKinds"),
+        namespaced_kinds=_kind_list(reader, top, "namespacedKinds"),
+    )
+
+
+def _kind_list(reader: _Reader, top: dict[str, yaml.Node], key: str) -> tuple[str, ...]:
+    if key not in top:
+        return ()
+
+    def entry(node: yaml.Node, where: str) -> str:
+        value = reader.string(node, where)
+        if not _KIND_ENTRY.match(value):
+            raise reader.error(node, where, f"{value!r} is not `Kind` or `group/Kind` (e.g. example.io/Widget)")
+        return value
+
+    return reader.items(top[key], key, entry)
+
+
+def _rule(reader: _Reader, node: yaml.Node, where: str) -> Rule:
+    entries = reader.mapping(node, where, _RULE_KEYS)
+    if "match" not in entries:
+        raise reader.error(node, where, "missing `match:`; say which resources the rule is about")
+    match = _match(reader, entries["match"], f"{where}.match")
+    owners = reader.globs(entries["owner"], f"{where}.owner") if "owner" in entries else ()
+    default_others = "strip" if owners else "keep"
+    others = Action(reader.choice(entries["others"], f"{where}.others", OTHERS_CHOICES)) if "others" in entries \
+        else Action(default_others)
+    rename_to = ""
+    if "renameTo" in entries:
+        if others is not Action.RENAME:
+            raise reader.error(entries["renameTo"], f"{where}.renameTo", "is used only with `others: rename`")
+        rename_to = _template(reader, entries["renameTo"], f"{where}.renameTo")
+    if others is Action.RENAME:
+        for (group, kind), why in UNRENAMEABLE.items():
+            if match.kind == kind and match.group in (None, group):
+                raise reader.error(entries["others"], f"{where}.others",
+                                   f"cannot rename a {kind}: {why}; use `others: strip` and one owner instead")
+    return Rule(
+        index=int(where.rpartition("[")[2].rstrip("]")),
+        line=node.start_mark.line + 1,
+        match=match,
+        owners=owners,
+        others=others,
+        protect=reader.scalar(entries["protect"], f"{where}.protect", bool, "true or false")
+        if "protect" in entries else None,
+        rename_to=rename_to or "{release}-{name}",
+        patch=reader.items(entries["patch"], f"{where}.patch", lambda n, w: _patch(reader, n, w))
+        if "patch" in entries else (),
+    )
+
+
+def _match(reader: _Reader, node: yaml.Node, where: str) -> Match:
+    entries = reader.mapping(node, where, _MATCH_KEYS)
+    if not entries:
+        raise reader.error(node, where, "is empty; give at least one of: " + ", ".join(_MATCH_KEYS))
+    labels: tuple[tuple[str, str], ...] = ()
+    if "labels" in entries:
+        label_nodes = reader.mapping(entries["labels"], f"{where}.labels", _AnyKey())
+        labels = tuple(sorted((key, reader.string(value, f"{where}.labels.{key}")) for key, value in label_nodes.items()))
+    globs = {key: reader.glob(value, f"{where}.{key}") for key, value in entries.items() if key != "labels"}
+    return Match(labels=labels, **globs)
+
+
+class _AnyKey(tuple[str, ...]):
+    """An `allowed` that admits every key (label maps)."""
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str)
+
+
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def _template(reader: _Reader, node: yaml.Node, where: str) -> str:
+    value = reader.string(node, where)
+    for name in _PLACEHOLDER.findall(value):
+        if name not in PLACEHOLDERS:
+            raise reader.error(node, where, f"unknown placeholder {{{name}}}; use "
+                               + ", ".join("{" + p + "}" for p in PLACEHOLDERS))
+    if "{name}" not in value and "{" not in value:
+        raise reader.error(node, where, f"{value!r} gives every renamed object the same name; include {{name}}")
+    return value
+
+
+def _patch(reader: _Reader, node: yaml.Node, where: str) -> dict[str, Any]:
+    entries = reader.mapping(node, where, _PATCH_KEYS)
+    if "op" not in entries or "path" not in entries:
+        raise reader.error(node, where, "a JSON Patch operation needs `op` and `path`")
+    op = reader.choice(entries["op"], f"{where}.op", PATCH_OPS)
+    operation: dict[str, Any] = {"op": op, "path": _pointer(reader, entries["path"], f"{where}.path")}
+    if op in ("add", "replace", "test"):
+        if "value" not in entries:
+            raise reader.error(node, where, f"`{op}` needs a `value`")
+        operation["value"] = reader.loader.construct_object(entries["value"], deep=True)
+    if op in ("move", "copy"):
+        if "from" not in entries:
+            raise reader.error(node, where, f"`{op}` needs a `from` path")
+        operation["from"] = _pointer(reader, entries["from"], f"{where}.from")
+    extra = set(entries) - set(operation) - {"value", "from"}
+    unused = {"value"} & set(entries) - set(operation) | {"from"} & set(entries) - set(operation)
+    if extra or unused:
+        key = sorted(extra | unused)[0]
+        raise reader.error(entries[key], f"{where}.{key}", f"is not used by `{op}`")
+    return operation
+
+
+def _pointer(reader: _Reader, node: yaml.Node, where: str) -> str:
+    value = reader.string(node, where)
+    if value and not value.startswith("/"):
+        raise reader.error(node, where, f"{value!r} is not a JSON Pointer; it must start with '/' (e.g. /metadata/labels)")
+    if re.search(r"~[^01]|~$", value):
+        raise reader.error(node, where, f"{value!r}: '~' must be written ~0, and '/' inside a key ~1")
+    return value
+
+
+def _reference(reader: _Reader, node: yaml.Node, where: str) -> ReferenceSpec:
+    entries = reader.mapping(node, where, _REFERENCE_KEYS)
+    for key in ("kind", "from", "path"):
+        if key not in entries:
+            raise reader.error(node, where, f"missing `{key}`; a reference is {{kind, from: {{group, kind}}, path}}")
+    source = reader.mapping(entries["from"], f"{where}.from", _FROM_KEYS)
+    if "kind" not in source:
+        raise reader.error(entries["from"], f"{where}.from", "missing `kind`")
+    return ReferenceSpec(
+        group=reader.string(entries["group"], f"{where}.group") if "group" in entries else None,
+        kind=reader.string(entries["kind"], f"{where}.kind"),
+        from_group=reader.string(source["group"], f"{where}.from.group") if "group" in source else "",
+        from_kind=reader.string(source["kind"], f"{where}.from.kind"),
+        path=_pointer(reader, entries["path"], f"{where}.path"),
+        line=node.start_mark.line + 1,
+    )

@@ -1,0 +1,61 @@
+"""Shared fixtures: the real helm binaries of both majors, and a runner for the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+sys.path.insert(0, str(ROOT / "tools"))
+
+import fetch_helm  # noqa: E402
+
+HELM_MAJORS = (3, 4)
+
+
+@pytest.fixture(scope="session", params=HELM_MAJORS, ids=lambda major: f"helm{major}")
+def helm(request: pytest.FixtureRequest) -> str:
+    """Each helm-backed test runs once per helm major."""
+    return str(fetch_helm.ensure(request.param))
+
+
+@dataclass(frozen=True)
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The test process's environment without anything Argo CD or chartshare would read."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("ARGOCD_", "PARAM_", "KUBE_", "CHARTSHARE_"))
+    }
+    env.update(extra or {})
+    return env
+
+
+def run_cli(args: list[str], env: Mapping[str, str] | None = None, cwd: Path | None = None,
+            stdin: str | None = None) -> Result:
+    """`python -m cmp ARGS` as a user would run it: a real process, real exit code and streams."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "cmp", *args],
+        env=clean_env(env), cwd=cwd or ROOT, capture_output=True, text=True, input=stdin, timeout=120,
+    )
+    return Result(completed.returncode, completed.stdout, completed.stderr)
+
+
+def helm_template(helm: str, chart: Path, *args: str) -> str:
+    """Raw `helm template` output, the reference chartshare is compared with."""
+    return subprocess.run(
+        [helm, "template", ".", *args], cwd=chart, capture_output=True, text=True, check=True, timeout=60
+    ).stdout

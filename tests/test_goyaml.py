@@ -1,0 +1,71 @@
+"""Scalars read the way go-yaml reads them, and written back so that go-yaml reads the same value."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cmp import goyaml
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("=", "="),  # PyYAML's !!value, found in popular CRDs' enums
+        ("1:20", "1:20"),  # not sexagesimal
+        ("1e3", 1000.0),
+        ("y", True),
+        ("N", False),
+        ("on", True),
+        ("017", 15),  # Go base-0 octal
+        ("0x1F", 31),
+        ("0b101", 5),
+        ("1_000", 1000),
+        ("09", 9.0),
+        ("~", None),
+        ("", None),
+        ("8080:80", "8080:80"),
+        ("2001-12-14", "2001-12-14T00:00:00Z"),
+        ("2001-12-14T21:59:43-05:00", "2001-12-14T21:59:43-05:00"),
+        ("'2001-12-14'", "2001-12-14"),
+        ("'yes'", "yes"),
+    ],
+)
+def test_plain_scalars_resolve_like_go_yaml(text: str, value: object) -> None:
+    assert goyaml.load(f"v: {text}") == {"v": value}
+
+
+def test_infinity_and_nan_are_floats() -> None:
+    loaded = goyaml.load("a: .inf\nb: -.Inf\nc: .nan")
+    assert loaded["a"] == math.inf and loaded["b"] == -math.inf and math.isnan(loaded["c"])
+
+
+@pytest.mark.parametrize("text", ["yes", "y", "1e3", "017", "0x1F", "2001-12-14", "null", "~", "", "1_0", ".5"])
+def test_strings_that_look_like_other_types_are_quoted(text: str) -> None:
+    dumped = goyaml.dump({"v": text})
+    assert goyaml.load(dumped) == {"v": text}
+    assert dumped != f"v: {text}\n"
+
+
+def test_dump_never_writes_anchors() -> None:
+    shared = {"a": 1}
+    assert "&" not in goyaml.dump({"x": shared, "y": shared})
+
+
+def test_multiline_strings_use_literal_blocks() -> None:
+    assert goyaml.dump({"script": "echo one\necho two\n"}) == "script: |\n  echo one\n  echo two\n"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_dump_then_load_is_the_identity(value: object) -> None:
+    assert goyaml.load(goyaml.dump({"v": value})) == {"v": value}
