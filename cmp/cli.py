@@ -28,7 +28,7 @@ app = typer.Typer(
 )
 
 
-class OutputFormat(str, enum.Enum):
+class OutputFormat(enum.StrEnum):
     yaml = "yaml"
     json = "json"
 
@@ -74,13 +74,19 @@ def generate(
         Optional[list[str]], typer.Option("--api-versions", help="helm --api-versions entry (repeatable).")
     ] = None,
     config: Annotated[Optional[str], typer.Option("--config", help="Ownership file (default chartshare.yaml).")] = None,
-    app_name: Annotated[Optional[str], typer.Option("--app", help="Application name (default $ARGOCD_APP_NAME).")] = None,
-    helm: Annotated[Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")] = None,
+    app_name: Annotated[
+        Optional[str], typer.Option("--app", help="Application name (default $ARGOCD_APP_NAME).")
+    ] = None,
+    helm: Annotated[
+        Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")
+    ] = None,
     timeout: Annotated[
         Optional[float], typer.Option("--timeout", min=1, help="Seconds helm may take (default 45).")
     ] = None,
     output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")] = OutputFormat.yaml,
-    repo_root: Annotated[Optional[Path], typer.Option("--repo-root", help="Repository root (default: derived).")] = None,
+    repo_root: Annotated[
+        Optional[Path], typer.Option("--repo-root", help="Repository root (default: derived).")
+    ] = None,
 ) -> None:
     """Render the chart and print the manifests this Application owns (Argo CD's generate step)."""
     from . import config as configuration
@@ -125,6 +131,6 @@ def main() -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(1)
-    except Exception as error:  # noqa: BLE001 - a traceback must never reach Argo CD's UI
+    except Exception as error:
         _say(f"error: internal error ({type(error).__name__}: {error}); please report it")
         sys.exit(1)

@@ -55,7 +55,7 @@ def release_from_app(app_name: str) -> str:
 def find_repo_root(app_dir: Path, source_path: str) -> Path:
     """APP_DIR minus ARGOCD_APP_SOURCE_PATH, else the nearest folder holding `.git`, else APP_DIR."""
     parts = [part for part in Path(source_path.strip("/")).parts if part not in ("", ".")]
-    if parts and tuple(app_dir.parts[-len(parts):]) == tuple(parts):
+    if parts and tuple(app_dir.parts[-len(parts) :]) == tuple(parts):
         return app_dir.parents[len(parts) - 1]
     for folder in (app_dir, *app_dir.parents):
         if (folder / ".git").exists():
@@ -63,9 +63,7 @@ def find_repo_root(app_dir: Path, source_path: str) -> Path:
     return app_dir
 
 
-def merged(
-    flags: Mapping[str, Value | None], env: Mapping[str, str]
-) -> dict[str, Value]:
+def merged(flags: Mapping[str, Value | None], env: Mapping[str, str]) -> dict[str, Value]:
     """Parameters by precedence: flags > app parameters > plugin env (request variables come later)."""
     if "ARGOCD_APP_PARAMETERS" in env:
         app_params = params.from_app_parameters(env["ARGOCD_APP_PARAMETERS"])
@@ -118,7 +116,7 @@ def build(
     name = app_name or env.get("ARGOCD_APP_NAME", "")
     if not name:
         raise ParameterError("no application name: pass --app NAME or set ARGOCD_APP_NAME")
-    root = (repo_root.resolve() if repo_root else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", "")))
+    root = repo_root.resolve() if repo_root else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", ""))
     if not app_dir.is_relative_to(root):
         raise PathError(f"APP_DIR {app_dir} is outside the repository root {root}")
     values = merged(flags, env)

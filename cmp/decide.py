@@ -14,11 +14,13 @@ from .rules import Ownership, Rule
 from .scope import Scope, ScopeTable
 
 # Objects whose loss takes other objects with it: their owner's copy is protected from pruning by default.
-PROTECTED_BY_DEFAULT = frozenset({
-    ("", "Namespace"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"),
-    ("", "PersistentVolume"),
-})
+PROTECTED_BY_DEFAULT = frozenset(
+    {
+        ("", "Namespace"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+        ("", "PersistentVolume"),
+    }
+)
 
 
 def decide(resources: Sequence[Resource], ownership: Ownership, app: str, scopes: ScopeTable) -> list[Decision]:
@@ -35,10 +37,10 @@ def decide_one(resource: Resource, ownership: Ownership, app: str, scopes: Scope
     if ownership.owners:
         if ownership.owned_by(app):
             return Decision(Action.KEEP, "top-level owner", protect=_protected_kind(resource))
-        return Decision(Action.STRIP, f"owned by {_names(ownership.owners)} (top-level owner)")
+        return Decision(Action.STRIP, f"top-level owner is {_names(ownership.owners)}")
     if ownership.unowned is Action.FAIL:
         return Decision(Action.FAIL, "cluster-scoped and no rule or owner covers it (unowned: fail)")
-    return Decision(ownership.unowned, f"cluster-scoped, no rule (unowned: {ownership.unowned.value})")
+    return Decision(ownership.unowned, f"cluster-scoped, unowned: {ownership.unowned.value}")
 
 
 def _by_rule(resource: Resource, rule: Rule, app: str) -> Decision:
@@ -48,7 +50,9 @@ def _by_rule(resource: Resource, rule: Rule, app: str) -> Decision:
     reason = f"owned by {_names(rule.owners)}" if rule.owners else f"others: {rule.others.value}"
     emits = rule.others in (Action.KEEP, Action.RENAME)
     return Decision(
-        rule.others, reason, rule.index,
+        rule.others,
+        reason,
+        rule.index,
         protect=bool(rule.protect) and emits,
         rename_to=rule.rename_to if rule.others is Action.RENAME else None,
         patch=rule.patch if emits else (),

@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 
 _BOOLS = {
-    **dict.fromkeys("y Y yes Yes YES true True TRUE on On ON".split(), True),
-    **dict.fromkeys("n N no No NO false False FALSE off Off OFF".split(), False),
+    **dict.fromkeys(["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"], True),
+    **dict.fromkeys(["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"], False),
 }
 _INT = re.compile(r"^[-+]?(?:0[bB][01]+|0[oO]?[0-7]+|0[xX][0-9a-fA-F]+|[0-9]+)$")
 _FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
@@ -48,9 +48,7 @@ def _add(tag: str, pattern: str, first: str) -> None:
 GoResolver.yaml_implicit_resolvers = {}
 _add("tag:yaml.org,2002:bool", "^(?:" + "|".join(_BOOLS) + ")$", "yYnNtTfFoO")
 _add("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN\0")
-GoResolver.yaml_implicit_resolvers.setdefault("", []).append(
-    ("tag:yaml.org,2002:null", re.compile(r"^$"))
-)
+GoResolver.yaml_implicit_resolvers.setdefault("", []).append(("tag:yaml.org,2002:null", re.compile(r"^$")))
 _add("tag:yaml.org,2002:merge", r"^<<$", "<")
 _add("tag:yaml.org,2002:float", r"^(?:[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+.")
 # Numbers: go-yaml strips `_` and then tries an integer (Go base-0 syntax), then a float.
@@ -105,7 +103,7 @@ def go_timestamp(text: str) -> str | None:
         return None
     try:
         year, month, day = (int(part) for part in found["date"].split("-"))
-        moment = dt.datetime(year, month, day, tzinfo=dt.timezone.utc)
+        moment = dt.datetime(year, month, day, tzinfo=dt.UTC)
         if found["time"]:
             clock, _, fraction = found["time"].partition(".")
             hour, minute, second = (int(part) for part in clock.split(":"))
@@ -124,7 +122,7 @@ def go_timestamp(text: str) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class GoLoader(yaml.CSafeLoader, GoResolver):  # type: ignore[misc]
+class GoLoader(yaml.CSafeLoader, GoResolver):
     """libyaml's parser with go-yaml's scalar rules."""
 
 
@@ -135,7 +133,7 @@ GoLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 GoLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
 
 
-class GoDumper(yaml.CSafeDumper, GoResolver):  # type: ignore[misc]
+class GoDumper(yaml.CSafeDumper, GoResolver):
     """libyaml's emitter; quotes every string go-yaml would otherwise read as another type."""
 
 
@@ -143,7 +141,7 @@ GoDumper.yaml_implicit_resolvers = GoResolver.yaml_implicit_resolvers
 GoDumper.ignore_aliases = lambda self, data: True  # type: ignore[method-assign]  # repeat, never anchor
 
 
-def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+def _represent_str(dumper: GoDumper, data: str) -> yaml.Node:
     style = "|" if "\n" in data and _block_safe(data) else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
@@ -158,11 +156,9 @@ GoDumper.add_representer(str, _represent_str)
 
 def load(text: str) -> Any:
     """Parse one YAML document as Kubernetes would."""
-    return yaml.load(text, Loader=GoLoader)  # noqa: S506 - GoLoader is a safe loader
+    return yaml.load(text, Loader=GoLoader)
 
 
 def dump(obj: Any) -> str:
     """Serialise one object in block style, keeping key order, never folding long lines."""
-    return yaml.dump(
-        obj, Dumper=GoDumper, default_flow_style=False, sort_keys=False, allow_unicode=True, width=1 << 30
-    )
+    return yaml.dump(obj, Dumper=GoDumper, default_flow_style=False, sort_keys=False, allow_unicode=True, width=1 << 30)

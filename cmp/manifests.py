@@ -95,7 +95,7 @@ def emit_yaml(resources: Iterable[Resource]) -> str:
     """The `---`-separated stream: helm's own text for unchanged objects, a fresh dump for changed ones."""
     parts: list[str] = []
     for resource in resources:
-        if resource.text is not None:
+        if resource.text is not None and not resource.metadata_changed:
             text = resource.text
         else:
             header = f"# Source: {resource.source}\n" if resource.source else ""

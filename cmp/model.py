@@ -31,14 +31,16 @@ def split_api_version(api_version: str) -> tuple[str, str]:
 class Resource:
     """One object of the render.
 
-    `text` holds helm's bytes for the document and stays set until something changes the object;
-    an unchanged resource is emitted from it byte-for-byte, a changed one is re-serialised from `obj`.
+    `text` holds helm's bytes for the document; an unchanged resource is emitted from it byte-for-byte.
+    A change to `metadata` alone sets `metadata_changed` and keeps `text` (the emitter may then rewrite just
+    that block); any other change drops `text`, and the object is re-serialised whole.
     """
 
     obj: dict[str, Any]
     source: str
     text: str | None
     index: int
+    metadata_changed: bool = False
 
     @property
     def api_version(self) -> str:
@@ -80,10 +82,13 @@ class Resource:
 
     @property
     def changed(self) -> bool:
-        return self.text is None
+        return self.text is None or self.metadata_changed
 
-    def mark_changed(self) -> None:
-        self.text = None
+    def mark_changed(self, *, metadata_only: bool = False) -> None:
+        if metadata_only:
+            self.metadata_changed = True
+        else:
+            self.text = None
 
 
 class Action(enum.Enum):
@@ -108,4 +113,4 @@ class Decision:
 
     @property
     def origin(self) -> str:
-        return f"rule {self.rule}" if self.rule is not None else "defaults"
+        return f"rules[{self.rule}]" if self.rule is not None else "no rule"

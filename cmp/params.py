@@ -41,25 +41,53 @@ class Parameter:
 
 
 PARAMETERS: tuple[Parameter, ...] = (
-    Parameter("release-name", "string", "Release name",
-              "helm release name; defaults to the Application name without any '<namespace>_' prefix"),
-    Parameter("namespace", "string", "Namespace",
-              "helm --namespace; defaults to the Application's destination namespace"),
-    Parameter("values-files", "array", "Values files",
-              "value files relative to the app path; a leading '/' means the repository root; globs allowed"),
+    Parameter(
+        "release-name",
+        "string",
+        "Release name",
+        "helm release name; defaults to the Application name without any '<namespace>_' prefix",
+    ),
+    Parameter(
+        "namespace", "string", "Namespace", "helm --namespace; defaults to the Application's destination namespace"
+    ),
+    Parameter(
+        "values-files",
+        "array",
+        "Values files",
+        "value files relative to the app path; a leading '/' means the repository root; globs allowed",
+    ),
     Parameter("values", "string", "Values", "inline values YAML, applied after every values file"),
     Parameter("set", "map", "Set", "helm --set key=value pairs"),
     Parameter("set-string", "map", "Set string", "helm --set-string key=value pairs"),
-    Parameter("include-crds", "string", "Include CRDs", "render the chart's crds/ folder (as Argo CD does)",
-              default="true", choices=("true", "false")),
-    Parameter("skip-tests", "string", "Skip tests", "leave out helm test hooks",
-              default="false", choices=("true", "false")),
-    Parameter("kube-version", "string", "Kubernetes version",
-              "helm --kube-version; defaults to the destination cluster's version"),
-    Parameter("api-versions", "array", "API versions",
-              "helm --api-versions entries; default: the destination cluster's API versions"),
-    Parameter("config", "string", "Ownership file",
-              "path of the ownership rules, relative to the app path; default chartshare.yaml"),
+    Parameter(
+        "include-crds",
+        "string",
+        "Include CRDs",
+        "render the chart's crds/ folder (as Argo CD does)",
+        default="true",
+        choices=("true", "false"),
+    ),
+    Parameter(
+        "skip-tests", "string", "Skip tests", "leave out helm test hooks", default="false", choices=("true", "false")
+    ),
+    Parameter(
+        "kube-version",
+        "string",
+        "Kubernetes version",
+        "helm --kube-version; defaults to the destination cluster's version",
+    ),
+    Parameter(
+        "api-versions",
+        "array",
+        "API versions",
+        "helm --api-versions entries; default: the destination cluster's API versions",
+    ),
+    Parameter(
+        "config",
+        "string",
+        "Ownership file",
+        "path of the ownership rules, relative to the app path; default chartshare.yaml",
+    ),
 )
 
 BY_NAME: dict[str, Parameter] = {parameter.name: parameter for parameter in PARAMETERS}
@@ -162,7 +190,7 @@ def from_param_variables(env: Mapping[str, str]) -> dict[str, Value]:
 
 
 def _indexed(env: Mapping[str, str], prefix: str, claimed: set[str]) -> tuple[str, ...]:
-    found = {name: name[len(prefix):] for name in env if name.startswith(prefix) and name[len(prefix):].isdigit()}
+    found = {name: name[len(prefix) :] for name in env if name.startswith(prefix) and name[len(prefix) :].isdigit()}
     claimed.update(found)
     return tuple(env[name] for name in sorted(found, key=lambda name: int(found[name])))
 

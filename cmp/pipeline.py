@@ -13,7 +13,7 @@ from pathlib import Path
 from . import manifests, render, rules
 from .config import Config, resolve_path
 from .decide import decide
-from .errors import ManifestError, RuleError
+from .errors import ConfigError, ManifestError, RuleError
 from .model import Action, Decision, Resource, ResourceId
 from .rewrite import Applied, apply
 from .rules import Ownership
@@ -40,8 +40,10 @@ def process(resources: list[Resource], ownership: Ownership | None, app: str) ->
     _refuse_duplicates(resources)
     if ownership is None:
         if not resources:
-            raise RuleError("helm rendered no resources; refusing to send Argo CD an empty app (it would prune "
-                            "everything); add a chartshare.yaml with allowEmpty: true if that is intended")
+            raise RuleError(
+                "helm rendered no resources; refusing to send Argo CD an empty app (it would prune "
+                "everything); add a chartshare.yaml with allowEmpty: true if that is intended"
+            )
         return Outcome(app, len(resources), [Applied(r, _PASS) for r in resources], [])
     scopes = ScopeTable.build(
         crd_scopes(r.obj for r in resources), ownership.cluster_scoped_kinds, ownership.namespaced_kinds
@@ -50,8 +52,10 @@ def process(resources: list[Resource], ownership: Ownership | None, app: str) ->
     emitted, stripped = apply(resources, decisions, app)
     if not emitted and not ownership.allow_empty:
         cause = "helm rendered no resources" if not resources else f"the rules strip all {len(resources)} resources"
-        raise RuleError(f"{cause}; refusing to send Argo CD an empty app (it would prune everything); "
-                        "set allowEmpty: true in chartshare.yaml if that is intended")
+        raise RuleError(
+            f"{cause}; refusing to send Argo CD an empty app (it would prune everything); "
+            "set allowEmpty: true in chartshare.yaml if that is intended"
+        )
     return Outcome(app, len(resources), emitted, stripped, _unknown_scope_notices(resources, ownership, scopes))
 
 
@@ -72,11 +76,14 @@ def _refuse_duplicates(resources: Sequence[Resource]) -> None:
 
 
 def _unknown_scope_notices(resources: Sequence[Resource], ownership: Ownership, scopes: ScopeTable) -> list[str]:
-    unknown = sorted({
-        f"{r.group}/{r.kind}" if r.group else r.kind
-        for r in resources
-        if scopes.of(r.group, r.kind) is Scope.UNKNOWN and not any(rule.match.matches(r) for rule in ownership.rules)
-    })
+    unknown = sorted(
+        {
+            f"{r.group}/{r.kind}" if r.group else r.kind
+            for r in resources
+            if scopes.of(r.group, r.kind) is Scope.UNKNOWN
+            and not any(rule.match.matches(r) for rule in ownership.rules)
+        }
+    )
     return [
         f"notice: kind {kind} has no known scope and is treated as namespaced; if it is cluster-scoped, "
         f"list it under clusterScopedKinds: in chartshare.yaml (or namespacedKinds: to silence this)"
@@ -95,7 +102,7 @@ def chart_dir(config: Config, ownership: Ownership | None) -> Path:
         return config.app_dir
     chart = resolve_path(ownership.chart, ownership.path.parent, config.repo_root, f"{ownership.path.name}: chart")
     if not (chart / "Chart.yaml").is_file():
-        raise rules.ConfigError(f"{_display(ownership.path, config.repo_root)}: chart: {chart} holds no Chart.yaml")
+        raise ConfigError(f"{_display(ownership.path, config.repo_root)}: chart: {chart} holds no Chart.yaml")
     return chart
 
 
@@ -120,7 +127,7 @@ def generate(config: Config) -> Outcome:
     ownership = load_ownership(config)
     chart = chart_dir(config, ownership)
     if ownership is None and not (chart / "Chart.yaml").is_file():
-        raise rules.ConfigError(f"{chart} holds neither chartshare.yaml nor Chart.yaml; point the app at a chart")
+        raise ConfigError(f"{chart} holds neither chartshare.yaml nor Chart.yaml; point the app at a chart")
     stream = render.run_helm(config.helm, invocation(config, chart), config.timeout)
     return process(manifests.parse(stream), ownership, config.app_name)
 

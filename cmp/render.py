@@ -7,6 +7,7 @@ without a word, so helm must be stopped, and the reason printed, before then.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -71,7 +72,11 @@ def run(argv: list[str], *, cwd: Path, timeout: float, what: str) -> str:
     """Run a helm command in its own process group; stdout on success, a one-line HelmError otherwise."""
     try:
         process = subprocess.Popen(
-            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             start_new_session=True,
         )
     except FileNotFoundError:
@@ -103,10 +108,8 @@ def run(argv: list[str], *, cwd: Path, timeout: float, what: str) -> str:
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.communicate()
 
 

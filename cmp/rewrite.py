@@ -24,7 +24,9 @@ class Applied:
     protected: bool = False
 
 
-def apply(resources: Sequence[Resource], decisions: Sequence[Decision], app: str) -> tuple[list[Applied], list[Applied]]:
+def apply(
+    resources: Sequence[Resource], decisions: Sequence[Decision], app: str
+) -> tuple[list[Applied], list[Applied]]:
     """(emitted, stripped), each in helm's order; raises RuleError for a `fail` decision."""
     emitted: list[Applied] = []
     stripped: list[Applied] = []
@@ -58,7 +60,7 @@ def protect(resource: Resource) -> bool:
         return False
     annotations[SYNC_OPTIONS] = ",".join(options + missing)
     metadata["annotations"] = annotations
-    resource.mark_changed()
+    resource.mark_changed(metadata_only=True)
     return True
 
 

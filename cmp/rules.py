@@ -20,6 +20,7 @@ import yaml
 from . import goyaml
 from .errors import ConfigError
 from .model import Action, Resource
+from .scope import parse_kind_entry
 
 API_VERSION = "chartshare/v1"
 KIND = "ChartShare"
@@ -27,8 +28,10 @@ UNOWNED_CHOICES = ("fail", "keep", "strip")
 OTHERS_CHOICES = ("strip", "keep", "rename", "fail")
 PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
 PLACEHOLDERS = ("app", "release", "name", "namespace")
-UNRENAMEABLE = {("", "Namespace"): "a Namespace's name is its identity for everything inside it",
-                ("apiextensions.k8s.io", "CustomResourceDefinition"): "a CRD's name is fixed by its spec"}
+UNRENAMEABLE = {
+    ("", "Namespace"): "a Namespace's name is its identity for everything inside it",
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): "a CRD's name is fixed by its spec",
+}
 MAX_CONFIG_BYTES = 1 << 20
 
 T = TypeVar("T")
@@ -48,8 +51,12 @@ class Match:
 
     def matches(self, resource: Resource) -> bool:
         checks = (
-            (self.group, resource.group), (self.version, resource.version), (self.kind, resource.kind),
-            (self.name, resource.name), (self.namespace, resource.namespace), (self.template, resource.source),
+            (self.group, resource.group),
+            (self.version, resource.version),
+            (self.kind, resource.kind),
+            (self.name, resource.name),
+            (self.namespace, resource.namespace),
+            (self.template, resource.source),
         )
         if any(pattern is not None and not fnmatch.fnmatchcase(value, pattern) for pattern, value in checks):
             return False
@@ -124,8 +131,8 @@ class _Reader:
             raise self.error(node, where, f"must be a mapping, got {_describe(node)}")
         entries: dict[str, yaml.Node] = {}
         for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-            if key not in allowed:
+            key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else ""
+            if key not in allowed or not isinstance(key_node, yaml.ScalarNode):
                 hint = difflib.get_close_matches(str(key), allowed, n=1)
                 suggestion = f"; did you mean {hint[0]!r}?" if hint else f"; valid keys: {', '.join(allowed)}"
                 raise self.error(key_node, where, f"unknown key {key!r}{suggestion}")
@@ -184,7 +191,9 @@ def _describe(node: yaml.Node) -> str:
 def _bad_glob(pattern: str) -> bool:
     depth_start = pattern.find("[")
     while depth_start != -1:
-        end = pattern.find("]", depth_start + 2 if pattern[depth_start + 1 : depth_start + 2] in "!]" else depth_start + 1)
+        end = pattern.find(
+            "]", depth_start + 2 if pattern[depth_start + 1 : depth_start + 2] in "!]" else depth_start + 1
+        )
         if end == -1 or end == depth_start + 1:
             return True
         depth_start = pattern.find("[", end + 1)
@@ -229,18 +238,27 @@ def _refuse_aliases(text: str, display: str) -> None:
     """Anchors and aliases can multiply a small file into a huge one; rules never need them."""
     for event in yaml.parse(text, Loader=yaml.CSafeLoader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-            line = event.start_mark.line + 1
+            line = event.start_mark.line + 1 if event.start_mark else 0
             raise ConfigError(f"{display}:{line}: YAML anchors and aliases are not allowed here; write the value out")
 
 
-_TOP_KEYS = ("apiVersion", "kind", "chart", "owner", "unowned", "allowEmpty", "rules", "references",
-             "clusterScopedKinds", "namespacedKinds")
+_TOP_KEYS = (
+    "apiVersion",
+    "kind",
+    "chart",
+    "owner",
+    "unowned",
+    "allowEmpty",
+    "rules",
+    "references",
+    "clusterScopedKinds",
+    "namespacedKinds",
+)
 _RULE_KEYS = ("match", "owner", "others", "protect", "renameTo", "patch")
 _MATCH_KEYS = ("group", "version", "kind", "name", "namespace", "labels", "template")
 _REFERENCE_KEYS = ("group", "kind", "from", "path")
 _FROM_KEYS = ("group", "kind")
 _PATCH_KEYS = ("op", "path", "value", "from")
-_KIND_ENTRY = re.compile(r"^(?:[a-z0-9.-]+/)?[A-Za-z][A-Za-z0-9]*$")
 
 
 def _ownership(reader: _Reader, node: yaml.Node, path: Path) -> Ownership:
@@ -257,10 +275,13 @@ def _ownership(reader: _Reader, node: yaml.Node, path: Path) -> Ownership:
         chart=reader.string(top["chart"], "chart") if "chart" in top else ".",
         owners=reader.globs(top["owner"], "owner") if "owner" in top else (),
         unowned=Action(reader.choice(top["unowned"], "unowned", UNOWNED_CHOICES)) if "unowned" in top else Action.FAIL,
-        allow_empty=reader.scalar(top["allowEmpty"], "allowEmpty", bool, "true or false") if "allowEmpty" in top else False,
+        allow_empty=reader.scalar(top["allowEmpty"], "allowEmpty", bool, "true or false")
+        if "allowEmpty" in top
+        else False,
         rules=tuple(rules),
         references=reader.items(top["references"], "references", lambda n, w: _reference(reader, n, w))
-        if "references" in top else (),
+        if "references" in top
+        else (),
         cluster_scoped_kinds=_kind_list(reader, top, "clusterScopedKinds"),
         namespaced_kinds=_kind_list(reader, top, "namespacedKinds"),
     )
@@ -272,8 +293,10 @@ def _kind_list(reader: _Reader, top: dict[str, yaml.Node], key: str) -> tuple[st
 
     def entry(node: yaml.Node, where: str) -> str:
         value = reader.string(node, where)
-        if not _KIND_ENTRY.match(value):
-            raise reader.error(node, where, f"{value!r} is not `Kind` or `group/Kind` (e.g. example.io/Widget)")
+        try:
+            parse_kind_entry(value)
+        except ValueError as error:
+            raise reader.error(node, where, str(error)) from None
         return value
 
     return reader.items(top[key], key, entry)
@@ -286,8 +309,11 @@ def _rule(reader: _Reader, node: yaml.Node, where: str) -> Rule:
     match = _match(reader, entries["match"], f"{where}.match")
     owners = reader.globs(entries["owner"], f"{where}.owner") if "owner" in entries else ()
     default_others = "strip" if owners else "keep"
-    others = Action(reader.choice(entries["others"], f"{where}.others", OTHERS_CHOICES)) if "others" in entries \
+    others = (
+        Action(reader.choice(entries["others"], f"{where}.others", OTHERS_CHOICES))
+        if "others" in entries
         else Action(default_others)
+    )
     rename_to = ""
     if "renameTo" in entries:
         if others is not Action.RENAME:
@@ -296,8 +322,11 @@ def _rule(reader: _Reader, node: yaml.Node, where: str) -> Rule:
     if others is Action.RENAME:
         for (group, kind), why in UNRENAMEABLE.items():
             if match.kind == kind and match.group in (None, group):
-                raise reader.error(entries["others"], f"{where}.others",
-                                   f"cannot rename a {kind}: {why}; use `others: strip` and one owner instead")
+                raise reader.error(
+                    entries["others"],
+                    f"{where}.others",
+                    f"cannot rename a {kind}: {why}; use `others: strip` and one owner instead",
+                )
     return Rule(
         index=int(where.rpartition("[")[2].rstrip("]")),
         line=node.start_mark.line + 1,
@@ -305,10 +334,12 @@ def _rule(reader: _Reader, node: yaml.Node, where: str) -> Rule:
         owners=owners,
         others=others,
         protect=reader.scalar(entries["protect"], f"{where}.protect", bool, "true or false")
-        if "protect" in entries else None,
+        if "protect" in entries
+        else None,
         rename_to=rename_to or "{release}-{name}",
         patch=reader.items(entries["patch"], f"{where}.patch", lambda n, w: _patch(reader, n, w))
-        if "patch" in entries else (),
+        if "patch" in entries
+        else (),
     )
 
 
@@ -319,7 +350,9 @@ def _match(reader: _Reader, node: yaml.Node, where: str) -> Match:
     labels: tuple[tuple[str, str], ...] = ()
     if "labels" in entries:
         label_nodes = reader.mapping(entries["labels"], f"{where}.labels", _AnyKey())
-        labels = tuple(sorted((key, reader.string(value, f"{where}.labels.{key}")) for key, value in label_nodes.items()))
+        labels = tuple(
+            sorted((key, reader.string(value, f"{where}.labels.{key}")) for key, value in label_nodes.items())
+        )
     globs = {key: reader.glob(value, f"{where}.{key}") for key, value in entries.items() if key != "labels"}
     return Match(labels=labels, **globs)
 
@@ -338,8 +371,9 @@ def _template(reader: _Reader, node: yaml.Node, where: str) -> str:
     value = reader.string(node, where)
     for name in _PLACEHOLDER.findall(value):
         if name not in PLACEHOLDERS:
-            raise reader.error(node, where, f"unknown placeholder {{{name}}}; use "
-                               + ", ".join("{" + p + "}" for p in PLACEHOLDERS))
+            raise reader.error(
+                node, where, f"unknown placeholder {{{name}}}; use " + ", ".join("{" + p + "}" for p in PLACEHOLDERS)
+            )
     if "{name}" not in value and "{" not in value:
         raise reader.error(node, where, f"{value!r} gives every renamed object the same name; include {{name}}")
     return value
@@ -370,7 +404,9 @@ def _patch(reader: _Reader, node: yaml.Node, where: str) -> dict[str, Any]:
 def _pointer(reader: _Reader, node: yaml.Node, where: str) -> str:
     value = reader.string(node, where)
     if value and not value.startswith("/"):
-        raise reader.error(node, where, f"{value!r} is not a JSON Pointer; it must start with '/' (e.g. /metadata/labels)")
+        raise reader.error(
+            node, where, f"{value!r} is not a JSON Pointer; it must start with '/' (e.g. /metadata/labels)"
+        )
     if re.search(r"~[^01]|~$", value):
         raise reader.error(node, where, f"{value!r}: '~' must be written ~0, and '/' inside a key ~1")
     return value

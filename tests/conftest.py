@@ -44,12 +44,18 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_cli(args: list[str], env: Mapping[str, str] | None = None, cwd: Path | None = None,
-            stdin: str | None = None) -> Result:
+def run_cli(
+    args: list[str], env: Mapping[str, str] | None = None, cwd: Path | None = None, stdin: str | None = None
+) -> Result:
     """`python -m cmp ARGS` as a user would run it: a real process, real exit code and streams."""
     completed = subprocess.run(
         [sys.executable, "-m", "cmp", *args],
-        env=clean_env(env), cwd=cwd or ROOT, capture_output=True, text=True, input=stdin, timeout=120,
+        env=clean_env(env),
+        cwd=cwd or ROOT,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=120,
     )
     return Result(completed.returncode, completed.stdout, completed.stderr)
 

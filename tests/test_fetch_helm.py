@@ -37,11 +37,7 @@ def _path_without_helm(tmp_path: Path) -> str:
     for name in ("npm", "node"):
         if found := shutil.which(name):
             (tools / name).symlink_to(found)
-    kept = [
-        d
-        for d in os.environ.get("PATH", "").split(os.pathsep)
-        if d and not (Path(d) / "helm").exists()
-    ]
+    kept = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "helm").exists()]
     return os.pathsep.join([str(tools), *kept])
 
 
@@ -62,9 +58,7 @@ def test_ensure_returns_working_binary(major: int) -> None:
     assert _version(helm).startswith(f"v{major}.")
 
 
-def test_corrupted_cache_is_replaced(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_corrupted_cache_is_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CHARTSHARE_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("CHARTSHARE_HELM3", raising=False)
     monkeypatch.setenv("PATH", _path_without_helm(tmp_path))

@@ -53,15 +53,20 @@ def test_empty_and_comment_only_documents_are_dropped() -> None:
 
 
 def test_separator_with_trailing_comment_splits_but_dashes_inside_text_do_not() -> None:
-    stream = "a: 1\nkind: A\napiVersion: v1\nmetadata: {name: a}\n--- # next\nkind: B\napiVersion: v1\n" \
-             "metadata: {name: b}\nnote: x---y\n"
+    stream = (
+        "a: 1\nkind: A\napiVersion: v1\nmetadata: {name: a}\n--- # next\nkind: B\napiVersion: v1\n"
+        "metadata: {name: b}\nnote: x---y\n"
+    )
     assert [r.kind for r in manifests.parse(stream)] == ["A", "B"]
 
 
 @pytest.mark.parametrize(
     ("stream", "message"),
     [
-        ("---\n# Source: c/t.yaml\napiVersion: v1\nmetadata: {name: a}\n", r"template c/t.yaml: a document has no `kind`"),
+        (
+            "---\n# Source: c/t.yaml\napiVersion: v1\nmetadata: {name: a}\n",
+            r"template c/t.yaml: a document has no `kind`",
+        ),
         ("---\n- a\n", "must be a mapping"),
         ("---\n# Source: c/t.yaml\nkind: [\n", r"template c/t.yaml: line \d+: not valid YAML"),
         ("---\nkind: ConfigMap\nmetadata: {name: a}\n", "has no `apiVersion`"),

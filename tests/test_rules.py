@@ -53,7 +53,10 @@ def test_defaults() -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("rules:\n  - match: {knd: Namespace}\n", r"chartshare.yaml:4: rules\[0\].match: unknown key 'knd'; did you mean 'kind'\?"),
+        (
+            "rules:\n  - match: {knd: Namespace}\n",
+            r"chartshare.yaml:4: rules\[0\].match: unknown key 'knd'; did you mean 'kind'\?",
+        ),
         ("ownr: x\n", r":3: unknown key 'ownr'; did you mean 'owner'\?"),
         ("unowned: drop\n", r":3: unowned: 'drop' is not valid; choose one of: fail, keep, strip"),
         ("allowEmpty: maybe\n", r":3: allowEmpty: must be true or false, got 'maybe'"),
@@ -62,8 +65,10 @@ def test_defaults() -> None:
         ("rules:\n  - match: {name: 'a[b'}\n", r"unclosed or empty"),
         ("rules:\n  - match: {kind: X}\n    others: move\n", r"rules\[0\].others: 'move' is not valid"),
         ("rules:\n  - match: {kind: X}\n    renameTo: '{name}'\n", r"used only with `others: rename`"),
-        ("rules:\n  - match: {kind: X}\n    others: rename\n    renameTo: '{bogus}-{name}'\n",
-         r"unknown placeholder \{bogus\}"),
+        (
+            "rules:\n  - match: {kind: X}\n    others: rename\n    renameTo: '{bogus}-{name}'\n",
+            r"unknown placeholder \{bogus\}",
+        ),
         ("rules:\n  - match: {kind: Namespace}\n    others: rename\n", r"cannot rename a Namespace"),
         ("rules:\n  - match: {kind: CustomResourceDefinition}\n    others: rename\n", r"cannot rename a Custom"),
         ("rules:\n  - match: {kind: X}\n    patch: [{op: add, path: metadata}]\n", r"not a JSON Pointer"),
@@ -72,7 +77,7 @@ def test_defaults() -> None:
         ("rules:\n  - match: {kind: X}\n    patch: [{op: frob, path: /a}]\n", r"'frob' is not valid"),
         ("rules:\n  - match: {kind: X}\n    owner: []\n", r"must name at least one app"),
         ("rules: {}\n", r"rules: must be a list, got a mapping"),
-        ("clusterScopedKinds: ['a/b/C']\n", r"is not `Kind` or `group/Kind`"),
+        ("clusterScopedKinds: ['a/b/C']\n", r"more than one '/': expected 'Kind' or 'group/Kind'"),
         ("references:\n  - {kind: ClusterRole, path: /spec/x}\n", r"missing `from`"),
         ("rules:\n  - match: {kind: X}\n    match: {kind: Y}\n", r"key 'match' appears twice"),
     ],

@@ -187,10 +187,7 @@ def fetch(major: int) -> Path:
     if _file_sha256(dest) == release.sha256:
         return dest.absolute()
     if (platform.system(), platform.machine()) != ("Linux", "x86_64"):
-        raise HelmFetchError(
-            f"the pinned helm {release.version} build is linux-amd64 only: "
-            f"{_hint(major)}"
-        )
+        raise HelmFetchError(f"the pinned helm {release.version} build is linux-amd64 only: {_hint(major)}")
     data = _download(major)
     if (actual := _sha256(data)) != release.sha256:
         raise HelmFetchError(
@@ -201,8 +198,7 @@ def fetch(major: int) -> Path:
         _install(data, dest)
     except OSError as exc:
         raise HelmFetchError(
-            f"cannot write {dest} ({exc.strerror}): "
-            "set CHARTSHARE_CACHE to a writable directory"
+            f"cannot write {dest} ({exc.strerror}): set CHARTSHARE_CACHE to a writable directory"
         ) from exc
     return dest.absolute()
 
@@ -214,17 +210,12 @@ def locate(major: int) -> tuple[Path, str]:
     already on PATH is reused to save a download; then the pinned cached build.
     """
     if major not in RELEASES:
-        raise HelmFetchError(
-            f"unsupported helm major {major}: use one of {sorted(RELEASES)}"
-        )
+        raise HelmFetchError(f"unsupported helm major {major}: use one of {sorted(RELEASES)}")
     var = f"CHARTSHARE_HELM{major}"
     if override := os.environ.get(var):
         path = Path(override).absolute()
         if not path.is_file():
-            raise HelmFetchError(
-                f"{var}={override} is not a file: "
-                f"point it at a helm {major} binary or unset it"
-            )
+            raise HelmFetchError(f"{var}={override} is not a file: point it at a helm {major} binary or unset it")
         version = helm_version(path)
         if version is None or not _is_major(version, major):
             raise HelmFetchError(
