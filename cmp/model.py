@@ -91,6 +91,20 @@ class Resource:
             self.text = None
 
 
+@dataclass(frozen=True, slots=True)
+class App:
+    """The Application being rendered, as Argo CD names it, and what helm was told."""
+
+    name: str  # ARGOCD_APP_NAME: `<namespace>_<name>` for apps outside the control-plane namespace
+    release: str
+    namespace: str  # the destination namespace
+
+    @property
+    def dns_name(self) -> str:
+        """`{app}` in renameTo: DNS names have no `_`."""
+        return self.name.replace("_", "-")
+
+
 class Action(enum.Enum):
     """What one app does with one resource."""
 

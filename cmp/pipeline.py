@@ -14,7 +14,7 @@ from . import manifests, render, rules
 from .config import Config, resolve_path
 from .decide import decide
 from .errors import ConfigError, ManifestError, RuleError
-from .model import Action, Decision, Resource, ResourceId
+from .model import Action, App, Decision, Resource, ResourceId
 from .rewrite import Applied, apply
 from .rules import Ownership
 from .scope import Scope, ScopeTable, crd_scopes
@@ -24,7 +24,7 @@ from .scope import Scope, ScopeTable, crd_scopes
 class Outcome:
     """What one app emits and why; `notices` are stderr lines that are not errors."""
 
-    app: str
+    app: App
     rendered: int
     emitted: list[Applied]
     stripped: list[Applied]
@@ -35,7 +35,7 @@ class Outcome:
         return [applied.resource for applied in self.emitted]
 
 
-def process(resources: list[Resource], ownership: Ownership | None, app: str) -> Outcome:
+def process(resources: list[Resource], ownership: Ownership | None, app: App) -> Outcome:
     """Apply chartshare.yaml to a parsed render; without one, pass everything through."""
     _refuse_duplicates(resources)
     if ownership is None:
@@ -48,7 +48,7 @@ def process(resources: list[Resource], ownership: Ownership | None, app: str) ->
     scopes = ScopeTable.build(
         crd_scopes(r.obj for r in resources), ownership.cluster_scoped_kinds, ownership.namespaced_kinds
     )
-    decisions = decide(resources, ownership, app, scopes)
+    decisions = decide(resources, ownership, app.name, scopes)
     emitted, stripped = apply(resources, decisions, app)
     if not emitted and not ownership.allow_empty:
         cause = "helm rendered no resources" if not resources else f"the rules strip all {len(resources)} resources"
@@ -129,7 +129,7 @@ def generate(config: Config) -> Outcome:
     if ownership is None and not (chart / "Chart.yaml").is_file():
         raise ConfigError(f"{chart} holds neither chartshare.yaml nor Chart.yaml; point the app at a chart")
     stream = render.run_helm(config.helm, invocation(config, chart), config.timeout)
-    return process(manifests.parse(stream), ownership, config.app_name)
+    return process(manifests.parse(stream), ownership, App(config.app_name, config.release, config.namespace))
 
 
 def _display(path: Path, root: Path) -> str:
@@ -141,7 +141,7 @@ def summary(outcome: Outcome) -> list[str]:
     protected = [a for a in outcome.emitted if a.protected]
     changed = [a for a in outcome.emitted if a.resource.changed and not a.protected]
     lines = [
-        f"{outcome.app}: {outcome.rendered} rendered, {len(outcome.emitted)} emitted, "
+        f"{outcome.app.name}: {outcome.rendered} rendered, {len(outcome.emitted)} emitted, "
         f"{len(outcome.stripped)} stripped, {len(protected)} protected, {len(changed)} changed"
     ]
     lines += [f"  stripped {a.resource.id} ({a.decision.origin}: {a.decision.reason})" for a in outcome.stripped]

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import RuleError
-from .model import Action, Decision, Resource
+from .model import Action, App, Decision, Resource
 
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 PROTECTION = ("Prune=false", "Delete=false")
@@ -25,7 +25,7 @@ class Applied:
 
 
 def apply(
-    resources: Sequence[Resource], decisions: Sequence[Decision], app: str
+    resources: Sequence[Resource], decisions: Sequence[Decision], app: App
 ) -> tuple[list[Applied], list[Applied]]:
     """(emitted, stripped), each in helm's order; raises RuleError for a `fail` decision."""
     emitted: list[Applied] = []
@@ -64,11 +64,11 @@ def protect(resource: Resource) -> bool:
     return True
 
 
-def _refusal(resource: Resource, decision: Decision, app: str) -> str:
+def _refusal(resource: Resource, decision: Decision, app: App) -> str:
     where = f" (template {resource.source})" if resource.source else ""
     if decision.rule is None:
         return (
             f"{resource.id}{where} is cluster-scoped and no rule or owner in chartshare.yaml covers it; "
             "add a rule with an owner, a top-level `owner:`, or set `unowned: keep` or `unowned: strip`"
         )
-    return f"app {app} may not emit {resource.id}{where}: {decision.origin} says others: fail ({decision.reason})"
+    return f"app {app.name} may not emit {resource.id}{where}: {decision.origin} says others: fail ({decision.reason})"
