@@ -24,6 +24,7 @@ class Parameter:
 
     name: str
     kind: Kind
+    flag: str
     title: str
     tooltip: str
     default: str = ""  # shown in the UI and docs only; the plugin applies its own defaults
@@ -42,53 +43,41 @@ class Parameter:
 
 PARAMETERS: tuple[Parameter, ...] = (
     Parameter(
-        "release-name",
-        "string",
-        "Release name",
+        "release-name", "string", "--release-name", "Release name",
         "helm release name; defaults to the Application name without any '<namespace>_' prefix",
     ),
     Parameter(
-        "namespace", "string", "Namespace", "helm --namespace; defaults to the Application's destination namespace"
+        "namespace", "string", "-n/--namespace", "Namespace",
+        "helm --namespace; defaults to the Application's destination namespace",
     ),
     Parameter(
-        "values-files",
-        "array",
-        "Values files",
+        "values-files", "array", "-f/--values", "Values files",
         "value files relative to the app path; a leading '/' means the repository root; globs allowed",
     ),
-    Parameter("values", "string", "Values", "inline values YAML, applied after every values file"),
-    Parameter("set", "map", "Set", "helm --set key=value pairs"),
-    Parameter("set-string", "map", "Set string", "helm --set-string key=value pairs"),
+    Parameter("values", "string", "--values-inline", "Values", "inline values YAML, applied after every values file"),
+    Parameter("set", "map", "--set", "Set", "helm --set key=value pairs"),
+    Parameter("set-string", "map", "--set-string", "Set string", "helm --set-string key=value pairs"),
     Parameter(
-        "include-crds",
-        "string",
-        "Include CRDs",
-        "render the chart's crds/ folder (as Argo CD does)",
-        default="true",
-        choices=("true", "false"),
+        "include-crds", "string", "--include-crds/--skip-crds", "Include CRDs",
+        "render the chart's crds/ folder (as Argo CD does)", default="true", choices=("true", "false"),
     ),
     Parameter(
-        "skip-tests", "string", "Skip tests", "leave out helm test hooks", default="false", choices=("true", "false")
+        "skip-tests", "string", "--skip-tests", "Skip tests", "leave out helm test hooks",
+        default="false", choices=("true", "false"),
     ),
     Parameter(
-        "kube-version",
-        "string",
-        "Kubernetes version",
+        "kube-version", "string", "--kube-version", "Kubernetes version",
         "helm --kube-version; defaults to the destination cluster's version",
     ),
     Parameter(
-        "api-versions",
-        "array",
-        "API versions",
-        "helm --api-versions entries; default: the destination cluster's API versions",
+        "api-versions", "array", "--api-versions", "API versions",
+        "helm --api-versions entries; defaults to the destination cluster's API versions",
     ),
     Parameter(
-        "config",
-        "string",
-        "Ownership file",
+        "config", "string", "--config", "Ownership file",
         "path of the ownership rules, relative to the app path; default chartshare.yaml",
     ),
-)
+)  # fmt: skip
 
 BY_NAME: dict[str, Parameter] = {parameter.name: parameter for parameter in PARAMETERS}
 _ESCAPE = re.compile(r"[^A-Z0-9_]")
@@ -97,6 +86,13 @@ _ESCAPE = re.compile(r"[^A-Z0-9_]")
 def escape(name: str) -> str:
     """Argo CD's PARAM_ escaping: upper-case, anything outside [A-Z0-9_] becomes `_`."""
     return _ESCAPE.sub("_", name.upper())
+
+
+def markdown_table() -> str:
+    """The README's parameter table; a test keeps the README in step with PARAMETERS."""
+    rows = ["| parameter | type | flag | meaning | default |", "|---|---|---|---|---|"]
+    rows += [f"| `{p.name}` | {p.kind} | `{p.flag}` | {p.tooltip} | {p.default or '-'} |" for p in PARAMETERS]
+    return "\n".join(rows) + "\n"
 
 
 def valid_names() -> str:

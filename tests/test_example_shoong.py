@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT, helm_template, run_cli
 
 from cmp import manifests
+from conftest import ROOT, helm_template, run_cli
 
 EXAMPLE = ROOT / "examples" / "shoong-delivery"
 SERVICES = ("order", "kitchen", "delivery", "notification", "batch")

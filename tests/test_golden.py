@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from conftest import TESTS, run_cli
 
 CASES = sorted(path for path in (TESTS / "cases" / "generate").iterdir() if (path / "case.yaml").is_file())
