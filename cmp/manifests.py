@@ -33,15 +33,31 @@ class Chunk:
 
 
 def split(stream: str) -> Iterator[Chunk]:
-    """Cut a YAML stream into documents; a document without `# Source:` inherits the previous one's
-    (helm writes a CRD file whole, so its second document carries no comment of its own)."""
+    """Cut a YAML stream into documents.
+
+    A document without `# Source:` inherits the previous one's (helm writes a CRD file whole, so its second
+    document carries no comment of its own). A comment-only document (helm's `# Source:` line followed by a
+    file's own `---`) is glued, separator included, to the front of the next one, so helm's bytes survive.
+    """
     source = ""
-    for text in _SEPARATOR.split(stream):
+    pending = ""
+    pieces = _SEPARATOR.split(stream)
+    separators = _SEPARATOR.findall(stream)
+    for position, text in enumerate(pieces):
         found = _SOURCE.search(text)
         if found:
             source = found.group(1)
-        if text.strip():
-            yield Chunk(text, source)
+        if not _has_content(text):
+            if text.strip() and position < len(separators):
+                pending += text + separators[position]
+            continue
+        yield Chunk(pending + text, source)
+        pending = ""
+
+
+def _has_content(text: str) -> bool:
+    """Whether a document holds anything but blank lines and comments."""
+    return any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines())
 
 
 def parse(stream: str) -> list[Resource]:

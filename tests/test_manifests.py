@@ -82,3 +82,13 @@ def test_json_output_is_one_object_per_line() -> None:
     assert manifests.emit_json(manifests.parse(STREAM)[:1]) == (
         '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"shoong"}}\n'
     )
+
+
+def test_a_comment_only_document_is_glued_to_the_next_one_so_helms_bytes_survive() -> None:
+    stream = (
+        "---\n# Source: c/crds/crd.yaml\n# generated from upstream\n---\napiVersion: v1\nkind: ConfigMap\n"
+        "metadata: {name: a}\n"
+    )
+    (resource,) = manifests.parse(stream)
+    assert resource.source == "c/crds/crd.yaml"
+    assert manifests.emit_yaml([resource]) == stream
