@@ -23,21 +23,38 @@ PROTECTED_BY_DEFAULT = frozenset(
 )
 
 
-def decide(resources: Sequence[Resource], ownership: Ownership, app: str, scopes: ScopeTable) -> list[Decision]:
-    """One decision per resource, in order."""
-    return [decide_one(resource, ownership, app, scopes) for resource in resources]
+def decide(
+    resources: Sequence[Resource], ownership: Ownership, app: str, scopes: ScopeTable, namespace: str = ""
+) -> list[Decision]:
+    """One decision per resource, in order; `namespace` is the app's destination namespace."""
+    return [decide_one(resource, ownership, app, scopes, namespace) for resource in resources]
 
 
-def decide_one(resource: Resource, ownership: Ownership, app: str, scopes: ScopeTable) -> Decision:
-    rule = next((rule for rule in ownership.rules if rule.match.matches(resource)), None)
+def landing_namespace(resource: Resource, scopes: ScopeTable, destination: str) -> str:
+    """Where the object lands: its own namespace, else the destination for a namespaced (or unknown) kind,
+    none for a cluster-scoped one. `match.namespace` is compared with this, so a rule can name the
+    namespace of objects whose templates leave it to helm's --namespace."""
+    if scopes.of(resource.group, resource.kind) is Scope.CLUSTER:
+        return ""
+    return resource.namespace or destination
+
+
+def matching_rule(resource: Resource, ownership: Ownership, scopes: ScopeTable, namespace: str = "") -> Rule | None:
+    """The first rule whose match fits, or None."""
+    landing = landing_namespace(resource, scopes, namespace)
+    return next((rule for rule in ownership.rules if rule.match.matches(resource, landing)), None)
+
+
+def decide_one(resource: Resource, ownership: Ownership, app: str, scopes: ScopeTable, namespace: str = "") -> Decision:
+    rule = matching_rule(resource, ownership, scopes, namespace)
     if rule is not None:
         return _by_rule(resource, rule, app)
     if scopes.of(resource.group, resource.kind) is not Scope.CLUSTER:
         return Decision(Action.KEEP, "namespaced, no rule")
     if ownership.owners:
         if ownership.owned_by(app):
-            return Decision(Action.KEEP, "top-level owner", protect=_protected_kind(resource))
-        return Decision(Action.STRIP, f"top-level owner is {_names(ownership.owners)}")
+            return Decision(Action.KEEP, "top-level owner", protect=_protected_kind(resource), owners=ownership.owners)
+        return Decision(Action.STRIP, f"top-level owner is {_names(ownership.owners)}", owners=ownership.owners)
     if ownership.unowned is Action.FAIL:
         return Decision(Action.FAIL, "cluster-scoped and no rule or owner covers it (unowned: fail)")
     return Decision(ownership.unowned, f"cluster-scoped, unowned: {ownership.unowned.value}")
@@ -46,7 +63,7 @@ def decide_one(resource: Resource, ownership: Ownership, app: str, scopes: Scope
 def _by_rule(resource: Resource, rule: Rule, app: str) -> Decision:
     if rule.owners and rule.owned_by(app):
         protect = rule.protect if rule.protect is not None else _protected_kind(resource)
-        return Decision(Action.KEEP, "owner", rule.index, protect, patch=rule.patch)
+        return Decision(Action.KEEP, "owner", rule.index, protect, patch=rule.patch, owners=rule.owners)
     reason = f"owned by {_names(rule.owners)}" if rule.owners else f"others: {rule.others.value}"
     emits = rule.others in (Action.KEEP, Action.RENAME)
     return Decision(
@@ -56,6 +73,7 @@ def _by_rule(resource: Resource, rule: Rule, app: str) -> Decision:
         protect=bool(rule.protect) and emits,
         rename_to=rule.rename_to if rule.others is Action.RENAME else None,
         patch=rule.patch if emits else (),
+        owners=rule.owners,
     )
 
 

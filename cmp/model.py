@@ -124,6 +124,7 @@ class Decision:
     protect: bool = False
     rename_to: str | None = None
     patch: tuple[dict[str, Any], ...] = field(default=())
+    owners: tuple[str, ...] = ()  # the owner globs behind the verdict; () when nobody owns the object
 
     @property
     def origin(self) -> str:

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import manifests, render, rules
+from . import handoff, manifests, render, rules
 from .config import Config, resolve_path
-from .decide import decide
+from .decide import decide, matching_rule
 from .errors import ConfigError, ManifestError, RuleError
 from .model import Action, App, Decision, Resource, ResourceId
-from .rewrite import Applied, apply
+from .rewrite import Applied, aggregation_notices, apply, describe
 from .rules import Ownership
 from .scope import Scope, ScopeTable, crd_scopes
 
@@ -48,15 +48,18 @@ def process(resources: list[Resource], ownership: Ownership | None, app: App) ->
     scopes = ScopeTable.build(
         crd_scopes(r.obj for r in resources), ownership.cluster_scoped_kinds, ownership.namespaced_kinds
     )
-    decisions = decide(resources, ownership, app.name, scopes)
-    emitted, stripped = apply(resources, decisions, app)
+    decisions = decide(resources, ownership, app.name, scopes, app.namespace)
+    emitted, stripped = apply(resources, decisions, app, ownership=ownership, scopes=scopes)
     if not emitted and not ownership.allow_empty:
         cause = "helm rendered no resources" if not resources else f"the rules strip all {len(resources)} resources"
         raise RuleError(
             f"{cause}; refusing to send Argo CD an empty app (it would prune everything); "
             "set allowEmpty: true in chartshare.yaml if that is intended"
         )
-    return Outcome(app, len(resources), emitted, stripped, _unknown_scope_notices(resources, ownership, scopes))
+    notices = aggregation_notices(emitted) + handoff.notices(stripped, app)
+    return Outcome(
+        app, len(resources), emitted, stripped, notices + _unknown_scope_notices(resources, ownership, scopes, app)
+    )
 
 
 _PASS = Decision(Action.KEEP, "no chartshare.yaml")
@@ -75,13 +78,15 @@ def _refuse_duplicates(resources: Sequence[Resource]) -> None:
             )
 
 
-def _unknown_scope_notices(resources: Sequence[Resource], ownership: Ownership, scopes: ScopeTable) -> list[str]:
+def _unknown_scope_notices(
+    resources: Sequence[Resource], ownership: Ownership, scopes: ScopeTable, app: App
+) -> list[str]:
     unknown = sorted(
         {
             f"{r.group}/{r.kind}" if r.group else r.kind
             for r in resources
             if scopes.of(r.group, r.kind) is Scope.UNKNOWN
-            and not any(rule.match.matches(r) for rule in ownership.rules)
+            and matching_rule(r, ownership, scopes, app.namespace) is None
         }
     )
     return [
@@ -145,6 +150,15 @@ def summary(outcome: Outcome) -> list[str]:
         f"{len(outcome.stripped)} stripped, {len(protected)} protected, {len(changed)} changed"
     ]
     lines += [f"  stripped {a.resource.id} ({a.decision.origin}: {a.decision.reason})" for a in outcome.stripped]
-    lines += [f"  protected {a.resource.id} ({a.decision.origin}: {a.decision.reason})" for a in protected]
-    lines += [f"  changed {a.resource.id} ({a.decision.origin}: {a.decision.reason})" for a in changed]
+    lines += [
+        f"  protected {a.resource.id} ({a.decision.origin}: {a.decision.reason})"
+        for a in protected
+        if describe(a) is None
+    ]
+    for applied in outcome.emitted:  # renamed, fixed, patched: one line each, in helm's order
+        line = describe(applied)
+        if line is None and applied.resource.changed and not applied.protected:
+            line = f"changed {applied.resource.id} ({applied.decision.origin}: {applied.decision.reason})"
+        if line is not None:
+            lines.append(f"  {line}")
     return lines + outcome.notices

@@ -31,6 +31,7 @@ PLACEHOLDERS = ("app", "release", "name", "namespace")
 UNRENAMEABLE = {
     ("", "Namespace"): "a Namespace's name is its identity for everything inside it",
     ("apiextensions.k8s.io", "CustomResourceDefinition"): "a CRD's name is fixed by its spec",
+    ("apiregistration.k8s.io", "APIService"): "an APIService's name is fixed by its spec (<version>.<group>)",
 }
 MAX_CONFIG_BYTES = 1 << 20
 
@@ -49,13 +50,14 @@ class Match:
     labels: tuple[tuple[str, str], ...] = ()
     template: str | None = None
 
-    def matches(self, resource: Resource) -> bool:
+    def matches(self, resource: Resource, namespace: str | None = None) -> bool:
+        """`namespace` is where the object lands (see decide.landing_namespace); default: its metadata."""
         checks = (
             (self.group, resource.group),
             (self.version, resource.version),
             (self.kind, resource.kind),
             (self.name, resource.name),
-            (self.namespace, resource.namespace),
+            (self.namespace, resource.namespace if namespace is None else namespace),
             (self.template, resource.source),
         )
         if any(pattern is not None and not fnmatch.fnmatchcase(value, pattern) for pattern, value in checks):
@@ -91,7 +93,7 @@ class ReferenceSpec:
 
     group: str | None  # None: whatever group the kind has in the render
     kind: str
-    from_group: str
+    from_group: str | None  # None: the kind in any group
     from_kind: str
     path: str
     line: int
@@ -110,9 +112,16 @@ class Ownership:
     references: tuple[ReferenceSpec, ...]
     cluster_scoped_kinds: tuple[str, ...]
     namespaced_kinds: tuple[str, ...]
+    display: str = ""  # the file as messages name it (relative to the repository root)
 
     def owned_by(self, app: str) -> bool:
         return any(fnmatch.fnmatchcase(app, pattern) for pattern in self.owners)
+
+    def rule_label(self, index: int | None) -> str:
+        """`apps/x/chartshare.yaml:12: rules[1]`: where a message about a rule sends the reader."""
+        if index is None or not 0 <= index < len(self.rules):
+            return self.display or self.path.name
+        return f"{self.display or self.path.name}:{self.rules[index].line}: rules[{index}]"
 
 
 class _Reader:
@@ -284,6 +293,7 @@ def _ownership(reader: _Reader, node: yaml.Node, path: Path) -> Ownership:
         else (),
         cluster_scoped_kinds=_kind_list(reader, top, "clusterScopedKinds"),
         namespaced_kinds=_kind_list(reader, top, "namespacedKinds"),
+        display=reader.display,
     )
 
 
@@ -423,7 +433,7 @@ def _reference(reader: _Reader, node: yaml.Node, where: str) -> ReferenceSpec:
     return ReferenceSpec(
         group=reader.string(entries["group"], f"{where}.group") if "group" in entries else None,
         kind=reader.string(entries["kind"], f"{where}.kind"),
-        from_group=reader.string(source["group"], f"{where}.from.group") if "group" in source else "",
+        from_group=reader.string(source["group"], f"{where}.from.group") if "group" in source else None,
         from_kind=reader.string(source["kind"], f"{where}.from.kind"),
         path=_pointer(reader, entries["path"], f"{where}.path"),
         line=node.start_mark.line + 1,
