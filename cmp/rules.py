@@ -335,7 +335,8 @@ def _rule(reader: _Reader, node: yaml.Node, where: str) -> Rule:
                 raise reader.error(
                     entries["others"],
                     f"{where}.others",
-                    f"cannot rename a {kind}: {why}; use `others: strip` and one owner instead",
+                    f"cannot rename {'an' if kind[0] in 'AEIOU' else 'a'} {kind}: {why}; "
+                    "use `others: strip` and one owner instead",
                 )
     return Rule(
         index=int(where.rpartition("[")[2].rstrip("]")),
