@@ -246,8 +246,8 @@ SELECTOR_REFERENCES: tuple[SelectorReference, ...] = (
 class Slot:
     """One name field found in an object: where it is, what it says and where its target lives."""
 
-    parent: dict[str, Any]
-    key: str
+    parent: Any  # the mapping holding the name, or the list, for a list of names
+    key: Any  # str for a mapping, int for a list
     pointer: str  # concrete JSON Pointer, e.g. /subjects/1/name
     name: str
     sibling_namespace: str | None  # the `namespace` beside the name, if any
@@ -262,23 +262,28 @@ def _escape(part: str) -> str:
     return part.replace("~", "~0").replace("/", "~1")
 
 
-def walk(obj: Any, path: str) -> Iterator[tuple[dict[str, Any], str, str]]:
-    """Every `(parent mapping, key, concrete pointer)` that `path` reaches in `obj`; `*` steps into every
+def walk(obj: Any, path: str) -> Iterator[tuple[Any, Any, str]]:
+    """Every `(container, key, concrete pointer)` that `path` reaches in `obj`: the container is a mapping
+    (key a string) or, for a path ending in `*` or an index, a list (key an int). `*` steps into every
     item of a list. Paths that lead nowhere yield nothing."""
     parts = pointer_parts(path)
     if not parts:
         return
 
-    def step(node: Any, rest: list[str], prefix: str) -> Iterator[tuple[dict[str, Any], str, str]]:
+    def step(node: Any, rest: list[str], prefix: str) -> Iterator[tuple[Any, Any, str]]:
         head, tail = rest[0], rest[1:]
-        if head == "*" and isinstance(node, list):
-            for index, item in enumerate(node):
+        if isinstance(node, list):
+            if head == "*":
+                indexes: range | list[int] = range(len(node))
+            elif head.isdigit() and int(head) < len(node):
+                indexes = [int(head)]
+            else:
+                return
+            for index in indexes:
                 if tail:
-                    yield from step(item, tail, f"{prefix}/{index}")
-            return
-        if isinstance(node, list) and head.isdigit() and int(head) < len(node):
-            if tail:
-                yield from step(node[int(head)], tail, f"{prefix}/{head}")
+                    yield from step(node[index], tail, f"{prefix}/{index}")
+                else:
+                    yield node, index, f"{prefix}/{index}"
             return
         if not isinstance(node, dict) or head not in node:
             return
@@ -304,9 +309,10 @@ def name_slots(obj: Mapping[str, Any], row: NameReference, group: str, kind: str
             value = parent[key]
             if not isinstance(value, str) or not value:
                 continue
-            if not all(_holds(parent.get(field), allowed) for field, allowed in row.when):
+            siblings: Mapping[str, Any] = parent if isinstance(parent, dict) else {}
+            if not all(_holds(siblings.get(field), allowed) for field, allowed in row.when):
                 continue
-            namespace = parent.get("namespace") if row.where is Where.SIBLING else None
+            namespace = siblings.get("namespace") if row.where is Where.SIBLING else None
             yield Slot(parent, key, pointer, value, namespace if isinstance(namespace, str) and namespace else None)
 
 

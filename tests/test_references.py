@@ -137,6 +137,15 @@ def test_walk_steps_into_every_list_item_and_reports_concrete_pointers() -> None
     ]
 
 
+def test_a_path_ending_in_a_wildcard_reaches_every_item_of_a_list_of_names() -> None:
+    obj = {"spec": {"roles": ["a", {"not": "a name"}, "c"]}}
+    assert [(pointer, parent[key]) for parent, key, pointer in walk(obj, "/spec/roles/*")] == [
+        ("/spec/roles/0", "a"),
+        ("/spec/roles/1", {"not": "a name"}),
+        ("/spec/roles/2", "c"),
+    ]
+
+
 def test_walk_unescapes_json_pointer_keys() -> None:
     obj = {"metadata": {"annotations": {"example.io/role": "r"}}}
     found = list(walk(obj, "/metadata/annotations/example.io~1role"))
