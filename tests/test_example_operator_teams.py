@@ -15,12 +15,12 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
-from conftest import ROOT, helm_template, run_cli
 
 from cmp import manifests, naming
 from cmp.model import Resource
 from cmp.references import NAME_REFERENCES, Where, name_slots
 from cmp.scope import Scope, ScopeTable
+from conftest import ROOT, helm_template, run_cli
 
 EXAMPLE = ROOT / "examples" / "operator-teams"
 TEAMS = ("team-a", "team-b", "team-c")

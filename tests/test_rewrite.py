@@ -8,12 +8,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
 from cmp import handoff, manifests, naming, pipeline, rules
 from cmp.errors import ConfigError, RuleError
 from cmp.model import App, Resource
 from cmp.rewrite import SYNC_OPTIONS, has_renamed_form, render_name
+from conftest import ROOT
 
 APP = App("team-b", "team-b", "team-b")
 HEAD = "apiVersion: chartshare/v1\nkind: ChartShare\nunowned: keep\n"

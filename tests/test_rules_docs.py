@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TESTS
 
 from cmp import naming, rules
 from cmp.references import NAME_REFERENCES, SELECTOR_REFERENCES, NameReference, SelectorReference
+from conftest import ROOT, TESTS
 
 DOCS = ROOT / "docs" / "rules.md"
 TEXT = DOCS.read_text(encoding="utf-8")
