@@ -1,8 +1,8 @@
 """Carrying out decisions: strip, rename (fixing every reference), patch and protect what one app emits.
 
 The steps run in a fixed order. Renames first; then every reference to a renamed object, from the table in
-references.py plus the file's `references:`; then the rules' JSON patches, which so see the final names;
-then the protective annotation last, so that no patch can take it away (a patch may still set
+references.py plus the file's `references:`; then the rules' JSON patches, so that they see the final
+names; then the protective annotation, last, so that no patch can take it away (a patch may still set
 Prune=confirm, which protection keeps). Only resources a step really changed are marked changed, and a
 change confined to `metadata` is marked as such; everything else keeps helm's bytes.
 """
@@ -96,7 +96,7 @@ def apply(
         renamed_from[resource.index] = rename.old
         renames.append(rename)
 
-    rows = NAME_REFERENCE_ROWS + user_rows(ownership.references if ownership else ())
+    rows = references.NAME_REFERENCES + user_rows(ownership.references if ownership else ())
     fixes = fix_references([resource for resource, _ in emitted], renames, rows, app, scopes, ownership)
     patched = {resource.index: _patch(resource, decision, ownership) for resource, decision in emitted}
     _refuse_clashes(emitted, renamed_from, patched, app, scopes, ownership)
@@ -182,8 +182,6 @@ def _rename(
 
 
 # --- references ----------------------------------------------------------------------------------------------
-
-NAME_REFERENCE_ROWS: tuple[NameReference, ...] = references.NAME_REFERENCES
 
 
 def user_rows(specs: Iterable[ReferenceSpec]) -> tuple[NameReference, ...]:
