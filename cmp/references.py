@@ -226,6 +226,18 @@ NAME_REFERENCES: tuple[NameReference, ...] = (
         Where.SIBLING,
     ),
     NameReference(
+        "validatingadmissionpolicybinding-policyname",
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+        (("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "/spec/policyName"),),
+        Where.CLUSTER,
+    ),
+    NameReference(
+        "mutatingadmissionpolicybinding-policyname",
+        ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+        (("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding", "/spec/policyName"),),
+        Where.CLUSTER,
+    ),
+    NameReference(
         "apiservice-service",
         ("", "Service"),
         (("apiregistration.k8s.io", "APIService", "/spec/service/name"),),
