@@ -119,6 +119,50 @@ def generate(
     sys.stdout.flush()
 
 
+@app.command("init")
+def init_(
+    app_dir: Annotated[Path, typer.Argument(help="The Application's source path.")] = Path("."),
+    config: Annotated[Optional[str], typer.Option("--config", help="Ownership file (default chartshare.yaml).")] = None,
+    helm: Annotated[
+        Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")
+    ] = None,
+    timeout: Annotated[
+        Optional[float], typer.Option("--timeout", min=1, help="Seconds init may take in all (default 30).")
+    ] = None,
+    repo_root: Annotated[
+        Optional[Path], typer.Option("--repo-root", help="Repository root (default: derived).")
+    ] = None,
+) -> None:
+    """Make the chart's dependencies present (Argo CD's init step): vendored charts/ as they are, file://
+    packaged offline, HTTP(S) and OCI repositories with $CHARTSHARE_REPOSITORIES credentials and a cache."""
+    from . import dependencies
+
+    for line in dependencies.run(app_dir, os.environ, config=config, helm=helm, timeout=timeout, repo_root=repo_root):
+        _say(f"init: {line}")
+
+
+@app.command()
+def parameters(
+    app_dir: Annotated[Path, typer.Argument(help="The Application's source path.")] = Path("."),
+    app_name: Annotated[
+        Optional[str], typer.Option("--app", help="Application name (default $ARGOCD_APP_NAME).")
+    ] = None,
+    helm: Annotated[
+        Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")
+    ] = None,
+    repo_root: Annotated[
+        Optional[Path], typer.Option("--repo-root", help="Repository root (default: derived).")
+    ] = None,
+) -> None:
+    """Print the dynamic parameter announcement (JSON) for Argo CD's Parameters tab: the chart's values,
+    the value files found beside it, and what the ownership rules decide for this app."""
+    from . import announce
+
+    entries = announce.announce(app_dir, os.environ, app_name=app_name, helm=helm, repo_root=repo_root)
+    sys.stdout.write(announce.render(entries))
+    sys.stdout.flush()
+
+
 def main() -> None:
     """Console entry point: every failure becomes one stderr line and an exit status, never a traceback."""
     try:

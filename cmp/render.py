@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,13 +69,25 @@ def run_helm(helm: str, call: HelmInvocation, timeout: float) -> str:
         return run(argv, cwd=call.chart_dir, timeout=timeout, what="helm template")
 
 
-def run(argv: list[str], *, cwd: Path, timeout: float, what: str) -> str:
-    """Run a helm command in its own process group; stdout on success, a one-line HelmError otherwise."""
+def run(
+    argv: list[str],
+    *,
+    cwd: Path,
+    timeout: float,
+    what: str,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> str:
+    """Run a helm command in its own process group; stdout on success, a one-line HelmError otherwise.
+
+    `stdin` carries secrets (`--password-stdin`), so that they never appear in a process listing.
+    """
     try:
         process = subprocess.Popen(
             argv,
             cwd=cwd,
-            stdin=subprocess.DEVNULL,
+            env=env,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -86,7 +99,7 @@ def run(argv: list[str], *, cwd: Path, timeout: float, what: str) -> str:
     except PermissionError:
         raise HelmError(f"helm binary {argv[0]!r} is not executable") from None
     try:
-        out, err = process.communicate(timeout=timeout)
+        out, err = process.communicate(input=stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(process)
         raise HelmError(

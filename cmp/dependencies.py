@@ -1,0 +1,462 @@
+"""`chartshare init`: make the chart's dependencies present before `generate` renders it.
+
+Argo CD runs init before every generate, in a fresh copy of the repository, under the same 60 s deadline.
+So the common cases must cost nothing: no dependencies, or every dependency vendored in `charts/`, is a
+file check and no helm call. `file://` dependencies are packaged offline. Remote ones (HTTP(S) repositories
+and OCI registries) come from a download cache keyed by repository, chart and version, so a warm sidecar
+builds without the network; on a miss, `helm dependency build` runs in a private helm home under /tmp made
+for this request, with credentials from CHARTSHARE_REPOSITORIES, and the home is deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from . import credentials, render
+from .config import CONFIG_FILE, find_repo_root, merged, resolve_path
+from .credentials import Credential, Credentials
+from .errors import ConfigError, HelmError, PathError
+
+DEFAULT_TIMEOUT = 30.0  # init and generate share Argo CD's 60 s; generate's helm gets 45 of them
+CACHE_ENV = "CHARTSHARE_CACHE"
+_EXACT_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# The variables that point helm at its homes; all of them are set, so none leaks in from the sidecar.
+_HELM_HOME_VARS = {
+    "HELM_CACHE_HOME": "cache",
+    "HELM_CONFIG_HOME": "config",
+    "HELM_DATA_HOME": "data",
+    "HELM_REPOSITORY_CACHE": "cache/repository",
+    "HELM_CONTENT_CACHE": "cache/content",
+    "HELM_REPOSITORY_CONFIG": "config/repositories.yaml",
+    "HELM_REGISTRY_CONFIG": "config/registry/config.json",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    """One entry of Chart.yaml `dependencies:` (or requirements.yaml), with its Chart.lock version if any."""
+
+    name: str
+    version: str
+    repository: str
+    locked: str = ""
+
+    @property
+    def scheme(self) -> str:
+        """`file`, `http`, `oci`, or `` for a dependency that can only be vendored."""
+        if self.repository.startswith("file://"):
+            return "file"
+        if self.repository.startswith(("http://", "https://")):
+            return "http"
+        if self.repository.startswith("oci://"):
+            return "oci"
+        return ""
+
+    @property
+    def exact(self) -> str:
+        """The one version this dependency resolves to, when known without asking the repository."""
+        if self.locked:
+            return self.locked
+        return self.version if _EXACT_VERSION.match(self.version) else ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.exact or self.version or '(any version)'} from {self.repository or 'charts/'}"
+
+
+def read(chart: Path) -> list[Dependency]:
+    """The chart's declared dependencies; Chart.lock (or requirements.lock) supplies exact versions."""
+    meta = _yaml_file(chart / "Chart.yaml")
+    if meta.get("apiVersion") == "v1":
+        declared = _yaml_file(chart / "requirements.yaml", optional=True).get("dependencies")
+        lock = _yaml_file(chart / "requirements.lock", optional=True)
+        where = "requirements.yaml"
+    else:
+        declared = meta.get("dependencies")
+        lock = _yaml_file(chart / "Chart.lock", optional=True)
+        where = "Chart.yaml"
+    if declared is None:
+        return []
+    if not isinstance(declared, list):
+        raise ConfigError(f"{chart / where}: dependencies must be a list")
+    locked = {
+        (str(entry.get("name")), str(entry.get("repository") or "")): str(entry.get("version") or "")
+        for entry in lock.get("dependencies") or []
+        if isinstance(entry, dict)
+    }
+    found: list[Dependency] = []
+    for position, entry in enumerate(declared):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
+            raise ConfigError(f"{chart / where}: dependencies[{position}] needs a name")
+        name, repository = entry["name"], str(entry.get("repository") or "")
+        version = "" if entry.get("version") is None else str(entry["version"])
+        found.append(Dependency(name, version, repository, locked.get((name, repository), "")))
+    return found
+
+
+def _yaml_file(path: Path, optional: bool = False) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if optional:
+            return {}
+        raise PathError(f"{path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read ({error})") from None
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}{line}: not valid YAML") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path}: must be a mapping")
+    return loaded
+
+
+def present(chart: Path, dependency: Dependency) -> bool:
+    """helm's own test (`helm dependency list` says "missing" otherwise): an archive or a folder in charts/."""
+    charts = chart / "charts"
+    return any(charts.glob(f"{glob_escape(dependency.name)}-*.tgz")) or (charts / dependency.name).is_dir()
+
+
+def glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+@dataclass(frozen=True, slots=True)
+class Cache:
+    """Downloaded chart archives, one file per (repository, chart, version); written atomically."""
+
+    root: Path
+
+    def path(self, dependency: Dependency, version: str) -> Path:
+        digest = hashlib.sha256(dependency.repository.rstrip("/").encode()).hexdigest()[:24]
+        return self.root / "charts" / digest / f"{dependency.name}-{version}.tgz"
+
+    def get(self, dependency: Dependency) -> Path | None:
+        version = dependency.exact
+        if not version or not _cacheable(dependency.name, version):
+            return None
+        path = self.path(dependency, version)
+        return path if path.is_file() else None
+
+    def put(self, archive: Path, dependency: Dependency, version: str) -> bool:
+        """Store `archive`; False (and nothing stored) when the cache cannot be written."""
+        if not _cacheable(dependency.name, version):
+            return False
+        target = self.path(dependency, version)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            (target.parent / "repository").write_text(dependency.repository.rstrip("/") + "\n", encoding="utf-8")
+            handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".partial-")
+        except OSError:
+            return False
+        try:
+            with os.fdopen(handle, "wb") as out, archive.open("rb") as source:
+                shutil.copyfileobj(source, out)
+            os.replace(temporary, target)  # concurrent requests see the whole archive or none
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            return False
+        return True
+
+
+def _cacheable(name: str, version: str) -> bool:
+    return bool(_SAFE_NAME.match(name) and _SAFE_NAME.match(version))
+
+
+def default_cache(env: Mapping[str, str]) -> Cache:
+    """$CHARTSHARE_CACHE, else $XDG_CACHE_HOME/chartshare, else $HOME/.cache/chartshare (/tmp/... in the image)."""
+    if root := env.get(CACHE_ENV):
+        return Cache(Path(root))
+    xdg = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME") or tempfile.gettempdir()) / ".cache")
+    return Cache(Path(xdg) / "chartshare")
+
+
+@dataclass(slots=True)
+class Deadline:
+    """One time budget shared by every helm call of a command."""
+
+    seconds: float
+    start: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.start = time.monotonic()
+
+    def left(self, what: str) -> float:
+        remaining = self.seconds - (time.monotonic() - self.start)
+        if remaining <= 0.5:
+            raise HelmError(
+                f"{what}: out of time ({self.seconds:g} s for init; Argo CD kills the plugin at 60 s); "
+                "vendor the dependencies in charts/ or let the cache warm up"
+            )
+        return remaining
+
+
+def locate(app_dir: Path, env: Mapping[str, str], config: str | None, repo_root: Path | None) -> tuple[Path, Path]:
+    """The chart `generate` will render for this app, and the repository root; same rules as generate."""
+    app_dir = app_dir.resolve()
+    if not app_dir.is_dir():
+        raise PathError(f"APP_DIR {app_dir} is not a directory")
+    root = repo_root.resolve() if repo_root else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", ""))
+    chosen = merged({"config": config}, env).get("config")
+    if isinstance(chosen, str) and chosen:
+        config_path: Path | None = resolve_path(chosen, app_dir, root, "config")
+    elif (app_dir / CONFIG_FILE).exists():
+        config_path = resolve_path(CONFIG_FILE, app_dir, root, "config")
+    else:
+        config_path = None
+    chart = app_dir
+    if config_path is not None:
+        from . import rules
+
+        display = str(config_path.relative_to(root)) if config_path.is_relative_to(root) else str(config_path)
+        ownership = rules.load(config_path, display)
+        chart = resolve_path(ownership.chart, config_path.parent, root, f"{config_path.name}: chart")
+    if not (chart / "Chart.yaml").is_file():
+        raise ConfigError(f"{chart} holds no Chart.yaml; point chartshare.yaml's chart: at a Helm chart")
+    return chart, root
+
+
+@dataclass(frozen=True, slots=True)
+class Build:
+    """Where and how to build: the chart, its repository root, helm, the budget, the environment."""
+
+    chart: Path
+    root: Path
+    helm: str
+    deadline: Deadline
+    env: Mapping[str, str]
+    cache: Cache
+
+
+def run(
+    app_dir: Path,
+    env: Mapping[str, str],
+    *,
+    config: str | None,
+    helm: str | None,
+    timeout: float | None,
+    repo_root: Path | None,
+) -> list[str]:
+    """`chartshare init`: locate the app's chart and make its dependencies present."""
+    chart, root = locate(app_dir, env, config, repo_root)
+    return ensure(
+        Build(
+            chart=chart,
+            root=root,
+            helm=helm or env.get("CHARTSHARE_HELM", "") or "helm",
+            deadline=Deadline(timeout if timeout is not None else DEFAULT_TIMEOUT),
+            env=env,
+            cache=default_cache(env),
+        )
+    )
+
+
+def ensure(build: Build) -> list[str]:
+    """Make every dependency of the chart present; returns the stderr report lines."""
+    dependencies = read(build.chart)
+    missing = [dependency for dependency in dependencies if not present(build.chart, dependency)]
+    if not missing:
+        return [f"{len(dependencies)} dependencies present in charts/"] if dependencies else []
+    for dependency in missing:
+        _refuse_unbuildable(build, dependency)
+    remote = [dependency for dependency in missing if dependency.scheme in ("http", "oci")]
+    cached = {dependency: build.cache.get(dependency) for dependency in remote}
+    if all(cached.values()):
+        lines = [_package_local(build, dependency) for dependency in missing if dependency.scheme == "file"]
+        for dependency, archive in cached.items():
+            assert archive is not None
+            shutil.copyfile(archive, build.chart / "charts" / archive.name)
+            lines.append(f"{dependency.label}: from the cache")
+        return lines
+    return _dependency_build(build, dependencies, [d for d in remote if not cached[d]])
+
+
+def _refuse_unbuildable(build: Build, dependency: Dependency) -> None:
+    if dependency.scheme == "file":
+        target = (build.chart / dependency.repository.removeprefix("file://")).resolve()
+        if not target.is_relative_to(build.root):
+            raise PathError(f"dependency {dependency.label}: resolved to outside repository root")
+        if not (target / "Chart.yaml").is_file():
+            raise PathError(f"dependency {dependency.label}: {target} holds no Chart.yaml")
+    elif not dependency.scheme:
+        if dependency.repository.startswith(("@", "alias:")):
+            raise ConfigError(
+                f"dependency {dependency.label} names a repository of a helm home, which the sidecar does not "
+                "have; write the repository URL in Chart.yaml instead"
+            )
+        raise ConfigError(
+            f"dependency {dependency.name} has no repository and is missing from charts/; "
+            "vendor it there or give its repository URL in Chart.yaml"
+        )
+
+
+def _package_local(build: Build, dependency: Dependency) -> str:
+    """A file:// dependency packaged into charts/ as `helm dependency build` would, without the network."""
+    source = (build.chart / dependency.repository.removeprefix("file://")).resolve()
+    version = _yaml_file(source / "Chart.yaml").get("version")
+    if dependency.exact and str(version) != dependency.exact.removeprefix("v"):
+        raise ConfigError(
+            f"dependency {dependency.label}: {source.relative_to(build.root)} is version {version}; "
+            "update the version in Chart.yaml (and Chart.lock)"
+        )
+    (build.chart / "charts").mkdir(exist_ok=True)
+    argv = [build.helm, "package", str(source), f"--destination={build.chart / 'charts'}"]
+    what = f"helm package for dependency {dependency.label}"
+    render.run(argv, cwd=build.chart, timeout=build.deadline.left(what), what=what, env=dict(build.env))
+    return f"{dependency.label}: packaged"
+
+
+def _dependency_build(build: Build, dependencies: Sequence[Dependency], fetched: Sequence[Dependency]) -> list[str]:
+    """`helm dependency build` in a private helm home holding only this request's credentials."""
+    secrets = credentials.load(build.env)
+    remote = [dependency for dependency in dependencies if dependency.scheme in ("http", "oci")]
+    with _private_home(build.env) as (home, env):
+        _add_repositories(build, env, secrets, [d for d in remote if d.scheme == "http"])
+        oci_flags = _log_in(build, home, env, secrets, [d for d in remote if d.scheme == "oci"])
+        what = f"helm dependency build for {', '.join(d.label for d in fetched)}"
+        argv = [build.helm, "dependency", "build", ".", "--skip-refresh", *oci_flags]
+        try:
+            render.run(argv, cwd=build.chart, timeout=build.deadline.left(what), what=what, env=env)
+        except HelmError as error:
+            raise HelmError(credentials.scrub(str(error), secrets.secrets)) from None
+    lines = []
+    locked = {(d.name, d.repository): d.locked for d in read(build.chart)}
+    for dependency in remote:
+        version = locked.get((dependency.name, dependency.repository)) or dependency.exact
+        archive = build.chart / "charts" / f"{dependency.name}-{version.removeprefix('v')}.tgz"
+        if not archive.is_file():
+            archive = build.chart / "charts" / f"{dependency.name}-{version}.tgz"
+        stored = version and archive.is_file() and build.cache.put(archive, dependency, version)
+        fresh = "downloaded" if dependency in fetched else "downloaded again"
+        lines.append(f"{dependency.name} {version} from {dependency.repository}: {fresh}{', cached' if stored else ''}")
+    return lines
+
+
+@contextlib.contextmanager
+def _private_home(env: Mapping[str, str]) -> Iterator[tuple[Path, dict[str, str]]]:
+    home = Path(tempfile.mkdtemp(prefix="chartshare-helm-"))
+    try:
+        private = dict(env)
+        private.update({name: str(home / relative) for name, relative in _HELM_HOME_VARS.items()})
+        yield home, private
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _add_repositories(
+    build: Build, env: Mapping[str, str], secrets: Credentials, dependencies: Sequence[Dependency]
+) -> None:
+    """`helm repo add` each HTTP(S) repository: credentials and CA per repository, and a precise error."""
+    by_url: dict[str, list[Dependency]] = {}
+    for dependency in dependencies:
+        by_url.setdefault(dependency.repository, []).append(dependency)
+    for position, (url, users) in enumerate(by_url.items()):
+        entry = secrets.find(url)
+        argv = [build.helm, "repo", "add", f"chartshare-{position}", url]
+        stdin = None
+        if entry is not None and entry.username:
+            argv += [f"--username={entry.username}", "--password-stdin"]
+            stdin = entry.password.encode()
+        if entry is not None and entry.ca_file:
+            argv.append(f"--ca-file={entry.ca_file}")
+        names = ", ".join(sorted({d.name for d in users}))
+        what = f"repository {url} (dependency {names})"
+        try:
+            render.run(argv, cwd=build.chart, timeout=build.deadline.left(what), what=what, env=env, stdin=stdin)
+        except HelmError as error:
+            raise HelmError(_repository_error(str(error), entry, secrets)) from None
+
+
+def _log_in(
+    build: Build, home: Path, env: Mapping[str, str], secrets: Credentials, dependencies: Sequence[Dependency]
+) -> list[str]:
+    """`helm registry login` once per OCI registry host; returns the flags `helm dependency build` needs."""
+    hosts: dict[str, tuple[Credential | None, list[Dependency]]] = {}
+    for dependency in dependencies:
+        host = urlsplit(dependency.repository).netloc
+        entry = secrets.find(dependency.repository)
+        known = hosts.setdefault(host, (entry, []))
+        if known[0] != entry:
+            raise ConfigError(
+                f"dependencies {known[1][0].name} and {dependency.name} use registry {host} with different "
+                f"entries of {secrets.source}; helm logs in once per registry host, so give them one entry"
+            )
+        known[1].append(dependency)
+    entries = [entry for entry, _ in hosts.values() if entry is not None]
+    plain = {entry.plain_http for entry in entries}
+    if len(plain) > 1:
+        raise ConfigError(
+            f"OCI registries of this chart mix plainHttp true and false in {secrets.source}; "
+            "helm dependency build takes one setting for all of them"
+        )
+    plain_http = plain == {True}
+    major = _helm_major(build, env) if plain_http else 0
+    for host, (entry, users) in hosts.items():
+        if entry is None or not entry.username:
+            continue
+        argv = [build.helm, "registry", "login", host, f"--username={entry.username}", "--password-stdin"]
+        if entry.ca_file:
+            argv.append(f"--ca-file={entry.ca_file}")
+        if entry.plain_http:
+            argv.append("--plain-http" if major >= 4 else "--insecure")
+        what = f"registry {host} (dependency {', '.join(sorted({d.name for d in users}))})"
+        try:
+            render.run(
+                argv,
+                cwd=build.chart,
+                timeout=build.deadline.left(what),
+                what=what,
+                env=env,
+                stdin=entry.password.encode(),
+            )
+        except HelmError as error:
+            raise HelmError(_repository_error(str(error), entry, secrets)) from None
+    flags = ["--plain-http"] if plain_http else []
+    ca_files = sorted({entry.ca_file for entry in entries if entry.ca_file})
+    if ca_files:
+        bundle = home / "oci-ca-bundle.pem"
+        bundle.write_bytes(b"\n".join(Path(name).read_bytes() for name in ca_files))
+        flags.append(f"--ca-file={bundle}")
+    return flags
+
+
+def _helm_major(build: Build, env: Mapping[str, str]) -> int:
+    what = "helm version"
+    out = render.run(
+        [build.helm, "version", "--template={{.Version}}"],
+        cwd=build.chart,
+        timeout=build.deadline.left(what),
+        what=what,
+        env=env,
+    )
+    found = re.match(r"v?([0-9]+)\.", out.strip())
+    return int(found.group(1)) if found else 3
+
+
+def _repository_error(message: str, entry: Credential | None, secrets: Credentials) -> str:
+    hint = (
+        f"; check {entry.label} in {secrets.source}"
+        if entry is not None
+        else f"; if it needs credentials, add its URL to the file {credentials.ENV} names"
+    )
+    return credentials.scrub(message, secrets.secrets) + hint
