@@ -285,6 +285,7 @@ def ensure(build: Build) -> list[str]:
         lines = [_package_local(build, dependency) for dependency in missing if dependency.scheme == "file"]
         for dependency, archive in cached.items():
             assert archive is not None
+            (build.chart / "charts").mkdir(exist_ok=True)
             shutil.copyfile(archive, build.chart / "charts" / archive.name)
             lines.append(f"{dependency.label}: from the cache")
         return lines

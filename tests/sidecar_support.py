@@ -35,7 +35,7 @@ def checkout(target: Path, *, read_only: bool = False) -> Path:
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, destination, follow_symlinks=False)
     if read_only:
-        for current, dirs, files in os.walk(target):
+        for current, _dirs, files in os.walk(target):
             for name in files:
                 path = Path(current) / name
                 if not path.is_symlink():
