@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -249,3 +250,38 @@ def test_the_cache_refuses_names_that_are_not_file_names(tmp_path: Path, name: s
     archive = tmp_path / "x.tgz"
     archive.write_bytes(b"x")
     assert not Cache(tmp_path / "cache").put(archive, Dependency(name, "1.0.0", "https://x"), "1.0.0")
+
+
+def test_the_sidecar_builds_a_private_dependency_through_plugin_yaml(helm: str, tmp_path: Path) -> None:
+    """init then generate, run by the cmp-server emulator: the dependency's ConfigMap reaches Argo CD."""
+    from conftest import ROOT
+    from emulator import Application, CmpServer
+    from sidecar_support import sidecar_bin, sidecar_env
+
+    cert, key = self_signed(tmp_path)
+    with chart_repository(
+        helm, tmp_path / "web", [library_chart(tmp_path / "src")], auth=True, tls=(cert, key)
+    ) as repo:
+        app_dir = _app_chart(tmp_path / "repo" / "apps" / "shop", repo.url)
+        (app_dir / "chartshare.yaml").write_text("apiVersion: chartshare/v1\nkind: ChartShare\n")
+        secrets = _credentials(
+            tmp_path / "repositories.yaml",
+            [{"url": repo.url, "username": USER, "password": PASSWORD, "caFile": str(cert)}],
+        )
+        bin_dir = sidecar_bin(tmp_path / "bin", helm=Path(helm), chartshare=Path(sys.executable).parent / "chartshare")
+        env = sidecar_env(bin_dir, tmp_path, CHARTSHARE_REPOSITORIES=secrets, CHARTSHARE_CACHE=str(tmp_path / "cache"))
+        server = CmpServer(ROOT / "plugin.yaml", env, workdir=tmp_path / "sidecar-tmp")
+        app = Application.from_manifest(
+            {
+                "metadata": {"name": "shop", "namespace": "argocd"},
+                "spec": {
+                    "source": {"path": "apps/shop", "plugin": {"name": "chartshare-v1"}},
+                    "destination": {"namespace": "shop"},
+                },
+            }
+        )
+        kinds = sorted(obj["kind"] for obj in server.manifests(app, tmp_path / "repo"))
+    assert kinds == ["ConfigMap", "Service"]
+    assert not (app_dir / "charts").exists(), "the build happened in the request's own copy"
+    offline = sorted(obj["kind"] for obj in server.manifests(app, tmp_path / "repo"))
+    assert offline == ["ConfigMap", "Service"], "the second request builds from the cache, the server being gone"
