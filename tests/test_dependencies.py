@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import Result, run_cli
-from servers import PASSWORD, USER, chart_repository, library_chart, oci_registry, package, push, self_signed
+from conftest import ROOT, Result, run_cli
+from emulator import Application, CmpServer
+from servers import PASSWORD, USER, chart_repository, free_port, library_chart, oci_registry, package, push, self_signed
+from sidecar_support import sidecar_bin, sidecar_env
 
 from cmp.dependencies import Cache, Dependency, present, read
 
@@ -201,8 +203,6 @@ def test_a_dependency_named_by_a_helm_home_repository_is_refused(tmp_path: Path)
 
 
 def test_an_unreachable_repository_fails_with_the_repository_named(helm: str, tmp_path: Path) -> None:
-    from servers import free_port
-
     url = f"http://127.0.0.1:{free_port()}/charts"
     result = _init(_app_chart(tmp_path / "app", url), helm, tmp_path)
     assert result.exit_code == 1
@@ -254,10 +254,6 @@ def test_the_cache_refuses_names_that_are_not_file_names(tmp_path: Path, name: s
 
 def test_the_sidecar_builds_a_private_dependency_through_plugin_yaml(helm: str, tmp_path: Path) -> None:
     """init then generate, run by the cmp-server emulator: the dependency's ConfigMap reaches Argo CD."""
-    from conftest import ROOT
-    from emulator import Application, CmpServer
-    from sidecar_support import sidecar_bin, sidecar_env
-
     cert, key = self_signed(tmp_path)
     with chart_repository(
         helm, tmp_path / "web", [library_chart(tmp_path / "src")], auth=True, tls=(cert, key)
