@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 EXAMPLE := examples/shoong-delivery
 APPS := order kitchen delivery notification batch
 
-.PHONY: setup helm demo test lint typecheck unit plugin-yaml clean
+.PHONY: setup system-deps helm kubectl demo test lint typecheck unit plugin-yaml clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,10 +14,28 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-setup: $(VENV)/.installed helm
+# Debian packages the sidecar tests run: an OCI registry, htpasswd, openssl for a test CA, and the system
+# Python with pip and venv (the Dockerfile test installs the wheel with it, so that uid 999 can run it).
+SYSTEM_PACKAGES := docker-registry apache2-utils openssl python3-pip python3-venv
+
+setup: system-deps $(VENV)/.installed helm kubectl
+
+system-deps:
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing $$missing"; apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	else echo "missing Debian packages: $$missing (as root: make system-deps); their tests will skip"; fi
 
 helm: $(VENV)/.installed
 	$(BIN)/python tools/fetch_helm.py 3 4
+
+kubectl: $(VENV)/.installed
+	$(BIN)/python tools/fetch_kubectl.py
+
+plugin-yaml: $(VENV)/.installed
+	$(BIN)/python -m cmp.plugin_yaml > plugin.yaml
 
 demo: setup
 	@helm4=$$($(BIN)/python tools/fetch_helm.py --path-only 4); \

@@ -32,9 +32,10 @@ def free_port() -> int:
 def self_signed(target: Path) -> tuple[Path, Path]:
     """A certificate for 127.0.0.1 (it is also its own CA) and its key."""
     cert, key = target / "cert.pem", target / "key.pem"
+    openssl = require("openssl", "openssl")
     subprocess.run(
         [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1"),
+            *(openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1"),
             *("-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)),
         ],
         check=True,

@@ -133,7 +133,10 @@ def _system_python(target: Path) -> Path:
     python = Path("/usr/bin/python3")
     probe = subprocess.run([str(python), "-m", "pip", "--version"], capture_output=True, check=False)
     if probe.returncode != 0:
-        pytest.fail("the system Python 3 with pip is needed: run `make system-deps` (python3-pip, python3-venv)")
+        message = "the system Python 3 with pip is needed: run `make system-deps` (python3-pip, python3-venv)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
     target.mkdir(parents=True)
     (target / "python").symlink_to(python)
     return target

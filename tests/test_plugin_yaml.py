@@ -49,3 +49,4 @@ def test_announced_defaults_are_the_ones_the_cli_applies() -> None:
     assert static["include-crds"]["string"] == "true"
     assert static["skip-tests"]["string"] == "false"
     assert all("string" not in static[name] for name in ("release-name", "namespace", "config"))
+
