@@ -276,20 +276,27 @@ def ensure(build: Build) -> list[str]:
     dependencies = read(build.chart)
     missing = [dependency for dependency in dependencies if not present(build.chart, dependency)]
     if not missing:
-        return [f"{len(dependencies)} dependencies present in charts/"] if dependencies else []
+        names = ", ".join(dependency.name for dependency in dependencies)
+        return [f"present in charts/: {names}"] if dependencies else []
     for dependency in missing:
         _refuse_unbuildable(build, dependency)
     remote = [dependency for dependency in missing if dependency.scheme in ("http", "oci")]
     cached = {dependency: build.cache.get(dependency) for dependency in remote}
-    if all(cached.values()):
-        lines = [_package_local(build, dependency) for dependency in missing if dependency.scheme == "file"]
-        for dependency, archive in cached.items():
-            assert archive is not None
-            (build.chart / "charts").mkdir(exist_ok=True)
-            shutil.copyfile(archive, build.chart / "charts" / archive.name)
-            lines.append(f"{dependency.label}: from the cache")
-        return lines
-    return _dependency_build(build, dependencies, [d for d in remote if not cached[d]])
+    try:
+        if all(cached.values()):
+            lines = [_package_local(build, dependency) for dependency in missing if dependency.scheme == "file"]
+            for dependency, archive in cached.items():
+                assert archive is not None
+                (build.chart / "charts").mkdir(exist_ok=True)
+                shutil.copyfile(archive, build.chart / "charts" / archive.name)
+                lines.append(f"{dependency.label}: from the cache")
+            return lines
+        return _dependency_build(build, dependencies, [d for d in remote if not cached[d]])
+    except OSError as error:
+        raise PathError(
+            f"cannot write the dependencies of {build.chart} ({error.strerror}: {error.filename}); "
+            "the chart folder must be writable (Argo CD gives each request its own copy)"
+        ) from None
 
 
 def _refuse_unbuildable(build: Build, dependency: Dependency) -> None:

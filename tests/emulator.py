@@ -273,7 +273,9 @@ class Application:
     def from_manifest(cls, manifest: Mapping[str, Any]) -> Application:
         metadata = manifest.get("metadata") or {}
         spec = manifest.get("spec") or {}
-        source = spec.get("source") or {}
+        sources = spec.get("sources") or []
+        # A multi-source Application: the source that names a plugin is the one the sidecar renders.
+        source = spec.get("source") or next((s for s in sources if "plugin" in s), sources[0] if sources else {})
         destination = spec.get("destination") or {}
         return cls(
             name=str(metadata.get("name", "")),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from conftest import ROOT
 
 SIDECAR_UID = 999  # plugin.yaml's sidecar runs as the argocd user, as Argo CD's install requires
@@ -87,6 +88,15 @@ def example_applications(root: Path = ROOT) -> Iterator[tuple[str, dict[str, Any
                 and str(document.get("apiVersion", "")).startswith("argoproj.io/")
             ):
                 yield f"{path.relative_to(root)}:{document['metadata']['name']}", document
+
+
+def plugin_applications(root: Path = ROOT) -> list[tuple[str, dict[str, Any]]]:
+    """The example Applications whose source is a plugin (single or among `sources`): the sidecar's work."""
+    from emulator import Application
+
+    return [
+        (name, doc) for name, doc in example_applications(root) if Application.from_manifest(doc).plugin is not None
+    ]
 
 
 def git_revision() -> str:

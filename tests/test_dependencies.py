@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, Result, run_cli
 from emulator import Application, CmpServer
 from servers import PASSWORD, USER, chart_repository, free_port, library_chart, oci_registry, package, push, self_signed
 from sidecar_support import sidecar_bin, sidecar_env
 
 from cmp.dependencies import Cache, Dependency, present, read
+from conftest import ROOT, Result, run_cli
 
 
 def _app_chart(target: Path, repository: str, version: str = "0.1.0", name: str = "greeting") -> Path:
@@ -188,7 +188,7 @@ def test_vendored_dependencies_need_no_helm_at_all(tmp_path: Path) -> None:
     shutil.copytree(library_chart(tmp_path / "src"), app / "charts" / "greeting")
     result = _init(app, "/nonexistent/helm", tmp_path)
     assert result.exit_code == 0, result.stderr
-    assert result.stderr == "chartshare: init: 1 dependencies present in charts/\n"
+    assert result.stderr == "chartshare: init: present in charts/: greeting\n"
 
 
 def test_a_chart_without_dependencies_is_a_silent_no_op(tmp_path: Path) -> None:

@@ -14,24 +14,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
 from dockerfile_parse import DockerfileParser
 from emulator import Application, CmpServer
 from sidecar_support import (
     SIDECAR_UID,
     checkout,
-    example_applications,
     make_writable,
+    plugin_applications,
     shared_tmp,
     tracked_files,
 )
 
 from cmp import __version__, plugin_yaml
+from conftest import ROOT
 
 DOCKERFILE = ROOT / "Dockerfile"
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # the python image's PATH
 BUILD_TOOLS = re.compile(r"\b(apt-get|apk|gcc|g\+\+|make|build-essential|pip3? install|python -m pip install)\b")
-APPLICATIONS = list(example_applications())
+APPLICATIONS = plugin_applications()
 
 
 @dataclass

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
 from emulator import Application, CmpServer
-from sidecar_support import checkout, example_applications, git_revision, shared_tmp, sidecar_bin, sidecar_env
+from sidecar_support import checkout, git_revision, plugin_applications, shared_tmp, sidecar_bin, sidecar_env
 
 from cmp.scope import Scope, ScopeTable, crd_scopes
+from conftest import ROOT
 
-APPLICATIONS = list(example_applications())
+APPLICATIONS = plugin_applications()  # Helm or directory sources never reach the sidecar
 CHARTSHARE = Path(sys.executable).parent / "chartshare"
 
 
@@ -44,7 +44,7 @@ def renders(server: CmpServer, repository: Path) -> dict[str, list[dict[str, Any
     }
 
 
-def test_the_examples_hold_applications() -> None:
+def test_the_examples_hold_plugin_applications() -> None:
     assert len(APPLICATIONS) >= 5
 
 

@@ -11,10 +11,10 @@ from typing import Any
 import fetch_kubectl
 import pytest
 import yaml
-from conftest import ROOT
 from sidecar_support import SIDECAR_UID
 
 from cmp import credentials
+from conftest import ROOT
 
 INSTALL = ROOT / "examples" / "install"
 # The parts of Argo CD's argocd-repo-server Deployment the overlay relies on (written for this test).

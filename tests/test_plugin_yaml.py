@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT, run_cli
 from emulator import PluginConfig
 
 from cmp import params, plugin_yaml
+from conftest import ROOT, run_cli
 
 PLUGIN_YAML = ROOT / "plugin.yaml"
 
@@ -49,4 +49,3 @@ def test_announced_defaults_are_the_ones_the_cli_applies() -> None:
     assert static["include-crds"]["string"] == "true"
     assert static["skip-tests"]["string"] == "false"
     assert all("string" not in static[name] for name in ("release-name", "namespace", "config"))
-
