@@ -37,7 +37,7 @@ kubectl: $(VENV)/.installed
 plugin-yaml: $(VENV)/.installed
 	$(BIN)/python -m cmp.plugin_yaml > plugin.yaml
 
-demo: setup
+demo: $(VENV)/.installed helm
 	@helm4=$$($(BIN)/python tools/fetch_helm.py --path-only 4); \
 	for svc in $(APPS); do \
 	  echo "=== dev-shoong-$$svc ==="; \
