@@ -9,13 +9,14 @@ from __future__ import annotations
 import enum
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from . import __version__
-from .errors import ChartShareError
+from .errors import ChartShareError, UsageError
 from .params import Value, parse_pairs
 
 app = typer.Typer(
@@ -161,6 +162,84 @@ def parameters(
     entries = announce.announce(app_dir, os.environ, app_name=app_name, helm=helm, repo_root=repo_root)
     sys.stdout.write(announce.render(entries))
     sys.stdout.flush()
+
+
+class CheckFormat(enum.StrEnum):
+    text = "text"
+    json = "json"
+
+
+PROGRESS_MIN_JOBS = 8  # below this a bar only flickers
+
+
+def progress_wanted(is_tty: bool, json_output: bool, environ: Mapping[str, str], jobs: int) -> bool:
+    """A bar only for a person at a terminal: never in JSON mode, in CI logs, or for a handful of apps."""
+    in_ci = environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    return is_tty and not json_output and not in_ci and jobs >= PROGRESS_MIN_JOBS
+
+
+def _progress(done: int, total: int) -> None:
+    width = 30
+    filled = width * done // total
+    end = "\r" + " " * (width + 40) + "\r" if done == total else ""
+    sys.stderr.write(f"\rchartshare: rendering [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
+    sys.stderr.flush()
+
+
+@app.command()
+def check(
+    paths: Annotated[list[Path], typer.Argument(help="Application / ApplicationSet files or folders (recursive).")],
+    repo_root: Annotated[
+        Path, typer.Option("--repo-root", help="The local repository the apps' source paths are in.")
+    ] = Path("."),
+    output_format: Annotated[CheckFormat, typer.Option("--format", help="Report format.")] = CheckFormat.text,
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Ignore every chartshare.yaml: the contention it removes.")
+    ] = False,
+    live: Annotated[
+        Optional[list[Path]], typer.Option("--live", help="Live objects, `kubectl get -o yaml` (repeatable).")
+    ] = None,
+    control_plane_namespace: Annotated[
+        str, typer.Option("--control-plane-namespace", help="Argo CD's own namespace.")
+    ] = "argocd",
+    helm: Annotated[
+        Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")
+    ] = None,
+    jobs: Annotated[
+        Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel renders (default: the CPUs).")
+    ] = None,
+) -> None:
+    """Render every Application from Git and report objects two of them would both claim (exit 1)."""
+    from . import applications, fleet
+    from . import report as reporting
+    from .config import DEFAULT_TIMEOUT
+
+    root = repo_root.resolve()
+    if not root.is_dir():
+        raise UsageError(f"--repo-root {repo_root} is not a directory")
+    loaded = applications.load(paths, control_plane_namespace)
+    live_objects = applications.load_live(live, loaded.errors) if live is not None else None
+    if not (loaded.applications or loaded.skipped or loaded.errors):
+        loaded.errors.append(f"no Application or ApplicationSet in {', '.join(map(str, paths))}")
+    binary = helm or os.environ.get("CHARTSHARE_HELM", "") or "helm"
+    planned = fleet.plan(loaded.applications, root, raw=raw, helm=binary, timeout=DEFAULT_TIMEOUT)
+    _refuse(loaded.errors + planned.errors)
+    json_output = output_format is CheckFormat.json
+    wanted = progress_wanted(sys.stderr.isatty(), json_output, os.environ, len(planned.jobs))
+    renders = fleet.run(planned.jobs, jobs or fleet.default_workers(), _progress if wanted else None)
+    _refuse([rendered.error for rendered in renders if rendered.error])
+    report = fleet.analyse(renders, [*loaded.skipped, *planned.skipped], live_objects)
+    sys.stdout.write(reporting.to_json(report) if json_output else reporting.to_text(report, raw=raw))
+    sys.stdout.flush()
+    raise typer.Exit(1 if report.conflicts else 0)
+
+
+def _refuse(problems: list[str]) -> None:
+    """Bad input: every problem on stderr, nothing on stdout, exit 2."""
+    if problems:
+        for problem in problems:
+            _say(f"error: {problem}")
+        raise typer.Exit(2)
 
 
 def main() -> None:

@@ -1,0 +1,376 @@
+"""Argo CD Applications as `check` reads them from Git: files, directories, ApplicationSets, live dumps.
+
+`check` answers "what will Argo CD deploy" without a cluster, so this module reproduces the few rules that
+give an Application its identity: the instance name (`<ns>_<name>` outside the control-plane namespace),
+the destination cluster (`in-cluster` is https://kubernetes.default.svc) and its sources (`spec.sources`
+wins over `spec.source`). Every problem is collected with the file, the document and the object it is
+about, so one run reports them all and never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import appset, goyaml
+from .model import split_api_version
+
+ARGO_GROUP = "argoproj.io"
+IN_CLUSTER_SERVER = "https://kubernetes.default.svc"
+IN_CLUSTER_NAME = "in-cluster"
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+SOURCE_TYPES = ("helm", "kustomize", "directory", "plugin")  # Argo CD's explicit source types
+_MAX_FILE_BYTES = 16 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One entry of spec.sources (or spec.source), as written."""
+
+    label: str  # "source" or "sources[2]": how messages name it
+    repo_url: str
+    path: str | None
+    chart: str | None
+    target_revision: str
+    ref: str | None
+    types: tuple[str, ...]  # the explicit types set (helm, kustomize, directory, plugin)
+    helm: Mapping[str, Any]
+    plugin: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Application:
+    """An Application as Argo CD will run it."""
+
+    name: str  # the instance name Argo CD uses (ARGOCD_APP_NAME, tracking-id)
+    origin: str  # "argocd/x.yaml: Application x": where a message sends the reader
+    project: str
+    cluster: str
+    namespace: str  # the destination namespace
+    sources: tuple[Source, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """Something check does not render, and why."""
+
+    app: str
+    reason: str
+
+
+@dataclass(slots=True)
+class Fleet:
+    """What the paths hold: Applications to render, what was skipped, and every problem found."""
+
+    applications: list[Application] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+class Malformed(Exception):
+    """A manifest Argo CD would reject; the message names the field."""
+
+
+def cluster_of(server: str, name: str) -> str:
+    """Clusters compare by server, else by name; `in-cluster` is the local API server."""
+    if server:
+        return server.rstrip("/")
+    return IN_CLUSTER_SERVER if name == IN_CLUSTER_NAME else name
+
+
+# --- files and documents -----------------------------------------------------------------------------------
+
+
+def manifest_files(paths: Sequence[Path], errors: list[str]) -> list[Path]:
+    """The files to read: each file given, and the manifests under each directory (hidden folders and
+    Helm charts left out: chart templates are not YAML until helm renders them)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            for folder, subfolders, names in os.walk(path):
+                subfolders[:] = sorted(
+                    name
+                    for name in subfolders
+                    if not name.startswith(".") and not (Path(folder) / name / "Chart.yaml").is_file()
+                )
+                files += [Path(folder) / name for name in sorted(names) if name.endswith(MANIFEST_SUFFIXES)]
+        else:
+            errors.append(f"{path}: no such file or directory")
+    return files
+
+
+def documents(path: Path, errors: list[str], needle: str | None = None) -> Iterator[tuple[int, int, Any]]:
+    """(document number, document count, object) for each document; a file without `needle` is not parsed."""
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        errors.append(f"{path}: cannot read: {error.strerror}")
+        return
+    if len(raw) > _MAX_FILE_BYTES:
+        errors.append(f"{path}: {len(raw)} bytes is too large for a manifest file")
+        return
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        errors.append(f"{path}: not UTF-8 text (bad byte at offset {error.start})")
+        return
+    if needle is not None and needle not in text:
+        return
+    try:
+        loaded = [obj for obj in yaml.load_all(text, Loader=goyaml.GoLoader) if obj is not None]
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f" line {mark.line + 1}:" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        errors.append(f"{path}:{line} not valid YAML: {problem}")
+        return
+    for number, obj in enumerate(loaded, 1):
+        yield number, len(loaded), obj
+
+
+def _items(obj: Any) -> Iterator[tuple[str, Any]]:
+    """A document, or the items of a `List` (what `kubectl get -o yaml` prints), with a suffix naming each."""
+    if isinstance(obj, dict) and str(obj.get("kind", "")).endswith("List") and isinstance(obj.get("items"), list):
+        for position, item in enumerate(obj["items"]):
+            yield f" items[{position}]", item
+    else:
+        yield "", obj
+
+
+def _place(path: Path, number: int, count: int, suffix: str) -> str:
+    return f"{path}{f' (document {number})' if count > 1 else ''}{suffix}"
+
+
+# --- Applications and ApplicationSets ----------------------------------------------------------------------
+
+
+def load(paths: Sequence[Path], control_plane_namespace: str) -> Fleet:
+    """Every Application and expanded ApplicationSet under `paths`; other kinds are ignored."""
+    fleet = Fleet()
+    seen: dict[str, str] = {}
+    for path in manifest_files(paths, fleet.errors):
+        for number, count, document in documents(path, fleet.errors, needle=ARGO_GROUP):
+            for suffix, obj in _items(document):
+                place = _place(path, number, count, suffix)
+                if not isinstance(obj, dict):
+                    continue
+                group, _ = split_api_version(str(obj.get("apiVersion") or ""))
+                if group != ARGO_GROUP or obj.get("kind") not in ("Application", "ApplicationSet"):
+                    continue
+                label = f"{obj['kind']} {_name_of(obj)}"
+                try:
+                    if obj["kind"] == "Application":
+                        found = [application(obj, f"{place}: {label}", control_plane_namespace)]
+                    else:
+                        found = _expand(obj, place, label, control_plane_namespace, fleet)
+                except Malformed as problem:
+                    fleet.errors.append(f"{place}: {label}: {problem}")
+                    continue
+                for app in found:
+                    if app.name in seen:
+                        fleet.errors.append(
+                            f"{app.origin}: Application {app.name} is also defined at {seen[app.name]}; "
+                            "Argo CD keeps only one: rename one of them"
+                        )
+                        continue
+                    seen[app.name] = app.origin
+                    fleet.applications.append(app)
+    return fleet
+
+
+def _name_of(obj: Mapping[str, Any]) -> str:
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    return name if isinstance(name, str) and name else "(no name)"
+
+
+def application(obj: Mapping[str, Any], origin: str, control_plane_namespace: str) -> Application:
+    """Validate one Application; raises Malformed naming the field Argo CD would reject."""
+    metadata = _mapping(obj.get("metadata"), "metadata")
+    name = _text(metadata.get("name"), "metadata.name", required=True)
+    app_namespace = _text(metadata.get("namespace"), "metadata.namespace") or control_plane_namespace
+    spec = _mapping(obj.get("spec"), "spec", required=True)
+    destination = _mapping(spec.get("destination"), "spec.destination", required=True)
+    server = _text(destination.get("server"), "spec.destination.server")
+    cluster_name = _text(destination.get("name"), "spec.destination.name")
+    if server and cluster_name:
+        raise Malformed("spec.destination sets both server and name; Argo CD accepts only one of them")
+    if not server and not cluster_name:
+        raise Malformed("spec.destination needs a server or a name")
+    raw_sources = spec.get("sources")
+    if raw_sources:  # Argo CD uses spec.sources whenever it is non-empty
+        if not isinstance(raw_sources, list):
+            raise Malformed("spec.sources must be a list of sources")
+        sources = tuple(_source(item, f"sources[{index}]") for index, item in enumerate(raw_sources))
+    elif spec.get("source") is not None:
+        sources = (_source(spec["source"], "source"),)
+    else:
+        raise Malformed("spec needs a source or sources")
+    return Application(
+        name=name if app_namespace == control_plane_namespace else f"{app_namespace}_{name}",
+        origin=origin,
+        project=_text(spec.get("project"), "spec.project") or "default",
+        cluster=cluster_of(server, cluster_name),
+        namespace=_text(destination.get("namespace"), "spec.destination.namespace"),
+        sources=sources,
+    )
+
+
+def _source(raw: Any, label: str) -> Source:
+    source = _mapping(raw, f"spec.{label}", required=True)
+    types = tuple(kind for kind in SOURCE_TYPES if source.get(kind) is not None)
+    if len(types) > 1:
+        raise Malformed(f"spec.{label} sets {' and '.join(types)}; Argo CD refuses more than one source type")
+    return Source(
+        label=label,
+        repo_url=_text(source.get("repoURL"), f"spec.{label}.repoURL"),
+        path=_text(source.get("path"), f"spec.{label}.path") if source.get("path") is not None else None,
+        chart=_text(source.get("chart"), f"spec.{label}.chart") or None,
+        target_revision=_text(source.get("targetRevision"), f"spec.{label}.targetRevision"),
+        ref=_text(source.get("ref"), f"spec.{label}.ref") or None,
+        types=types,
+        helm=_mapping(source.get("helm"), f"spec.{label}.helm"),
+        plugin=_mapping(source.get("plugin"), f"spec.{label}.plugin"),
+    )
+
+
+def _mapping(value: Any, where: str, required: bool = False) -> Mapping[str, Any]:
+    if value is None and not required:
+        return {}
+    if not isinstance(value, Mapping):
+        raise Malformed(f"{where} must be a mapping" if value is not None else f"{where} is missing")
+    return value
+
+
+def _text(value: Any, where: str, required: bool = False) -> str:
+    if value is None or value == "":
+        if required:
+            raise Malformed(f"{where} is missing")
+        return ""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise Malformed(f"{where} must be a string, got {type(value).__name__}")
+    return str(value)
+
+
+def _expand(
+    obj: Mapping[str, Any], place: str, label: str, control_plane_namespace: str, fleet: Fleet
+) -> list[Application]:
+    """The Applications of an ApplicationSet's list generators; other generators are skipped with the reason."""
+    name = _name_of(obj)
+    metadata = _mapping(obj.get("metadata"), "metadata")
+    spec = _mapping(obj.get("spec"), "spec", required=True)
+    generators = spec.get("generators")
+    if not isinstance(generators, list) or not generators:
+        raise Malformed("spec.generators must be a non-empty list")
+    template = _mapping(spec.get("template"), "spec.template", required=True)
+    go_template = spec.get("goTemplate") is True
+    options = tuple(str(option) for option in spec.get("goTemplateOptions") or ())
+    if spec.get("templatePatch"):
+        fleet.skipped.append(Skip(name, "ApplicationSet: spec.templatePatch is not evaluated by check"))
+        return []
+    found: list[Application] = []
+    for index, generator in enumerate(generators):
+        where = f"spec.generators[{index}]"
+        entry = _mapping(generator, where, required=True)
+        kinds = [key for key in entry if key != "selector"]
+        unknown = [key for key in kinds if key not in appset.ARGO_GENERATORS]
+        if unknown or len(kinds) != 1:
+            problem = f"unknown generator {unknown[0]!r}" if unknown else f"{len(kinds)} generators in one entry"
+            raise Malformed(f"{where}: {problem}; each entry holds one of: {', '.join(appset.ARGO_GENERATORS)}")
+        kind = kinds[0]
+        if kind != "list":
+            fleet.skipped.append(
+                Skip(
+                    name,
+                    f"ApplicationSet {where}: the {kind} generator {appset.NOT_EXPANDED[kind]}; check the "
+                    "Applications it makes by listing them (argocd appset generate prints them)",
+                )
+            )
+            continue
+        if entry.get("selector"):
+            fleet.skipped.append(Skip(name, f"ApplicationSet {where}: generator selectors are not evaluated by check"))
+            continue
+        generator_list = _mapping(entry["list"], f"{where}.list", required=True)
+        elements = _elements(generator_list, where)
+        base = appset.merge_template(template, generator_list.get("template") or {})
+        for position, element in enumerate(elements):
+            origin = f"{place}: {label} {where}.list.elements[{position}]"
+            try:
+                rendered = _render(base, element, go_template, options)
+            except appset.Unsupported as problem:
+                fleet.skipped.append(Skip(name, f"ApplicationSet {where}.list.elements[{position}]: {problem}"))
+                continue
+            except appset.TemplateError as problem:
+                raise Malformed(f"{where}.list.elements[{position}]: {problem}") from None
+            rendered_meta = dict(_mapping(rendered.get("metadata"), "spec.template.metadata"))
+            rendered_meta.setdefault("namespace", metadata.get("namespace") or control_plane_namespace)
+            rendered = {**rendered, "metadata": rendered_meta}
+            try:
+                found.append(application(rendered, origin, control_plane_namespace))
+            except Malformed as problem:
+                raise Malformed(f"{where}.list.elements[{position}] makes an invalid Application: {problem}") from None
+    return found
+
+
+def _elements(generator_list: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
+    elements = generator_list.get("elements") or []
+    if not isinstance(elements, list):
+        raise Malformed(f"{where}.list.elements must be a list")
+    extra = generator_list.get("elementsYaml")
+    if extra:
+        try:
+            parsed = goyaml.load(str(extra))
+        except yaml.YAMLError:
+            raise Malformed(f"{where}.list.elementsYaml is not valid YAML") from None
+        if not isinstance(parsed, list):
+            raise Malformed(f"{where}.list.elementsYaml must hold a list")
+        elements = [*elements, *parsed]
+    for position, element in enumerate(elements):
+        if not isinstance(element, Mapping):
+            raise Malformed(f"{where}.list.elements[{position}] must be a mapping")
+    return elements
+
+
+def _render(template: Mapping[str, Any], element: Mapping[str, Any], go: bool, options: tuple[str, ...]) -> Any:
+    if not element:
+        return template  # Argo CD renders nothing without parameters
+    if go:
+        return appset.render_tree(template, lambda text: appset.render_go(text, element, options))
+    params = appset.flat_params(element)
+    return appset.render_tree(template, lambda text: appset.render_fast(text, params))
+
+
+# --- live objects ------------------------------------------------------------------------------------------
+
+
+def load_live(paths: Sequence[Path], errors: list[str]) -> list[dict[str, Any]]:
+    """Objects from `kubectl get ... -o yaml` output: a List, or a stream of objects."""
+    objects: list[dict[str, Any]] = []
+    for path in paths:
+        if not path.is_file():
+            errors.append(f"--live {path}: no such file")
+            continue
+        for number, count, document in documents(path, errors):
+            for suffix, obj in _items(document):
+                place = _place(path, number, count, suffix)
+                if not isinstance(obj, dict):
+                    errors.append(f"{place}: a live object must be a mapping")
+                    continue
+                metadata = obj.get("metadata")
+                if not (
+                    obj.get("apiVersion")
+                    and obj.get("kind")
+                    and isinstance(metadata, dict)
+                    and isinstance(metadata.get("name"), str)
+                ):
+                    errors.append(f"{place}: not a Kubernetes object (it needs apiVersion, kind and metadata.name)")
+                    continue
+                objects.append(obj)
+    return objects

@@ -1,0 +1,158 @@
+"""`check`'s report as text (for people and CI logs) or JSON (DESIGN.md's fixed shape, for tools).
+
+Text groups conflicts by cluster, and under each names the apps claiming the object and the
+chartshare.yaml rule that would end the fight, so the report says what to do, not only what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from itertools import groupby
+from typing import Any
+
+from .fleet import PLUGIN_NAME, AppRow, Conflict, Report
+
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._*?/-]*$")
+
+
+def to_json(report: Report) -> str:
+    """One JSON object; `prune_risks` only when live objects were given."""
+    payload: dict[str, Any] = {
+        "applications": [
+            {
+                "name": a.name,
+                "cluster": a.cluster,
+                "namespace": a.namespace,
+                "renderer": a.renderer,
+                "resources": a.resources,
+            }
+            for a in report.applications
+        ],
+        "conflicts": [
+            {
+                "cluster": c.cluster,
+                "group": c.group,
+                "kind": c.kind,
+                "namespace": c.namespace,
+                "name": c.name,
+                "apps": list(c.apps),
+            }
+            for c in report.conflicts
+        ],
+        "warnings": [{"app": w.app, "kind": w.kind, "name": w.name, "message": w.message} for w in report.warnings],
+        "skipped": [{"app": s.app, "reason": s.reason} for s in report.skipped],
+    }
+    if report.prune_risks is not None:
+        payload["prune_risks"] = [
+            {
+                "cluster": r.cluster,
+                "group": r.group,
+                "kind": r.kind,
+                "namespace": r.namespace,
+                "name": r.name,
+                "app": r.app,
+                "fix": r.fix,
+            }
+            for r in report.prune_risks
+        ]
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def to_text(report: Report, *, raw: bool = False) -> str:
+    lines: list[str] = []
+    if report.applications:
+        lines += ["APPLICATIONS", *_table(_application_rows(report.applications)), ""]
+    if report.conflicts:
+        lines += _conflict_lines(report, raw)
+    if report.warnings:
+        lines.append("WARNINGS")
+        for warning in report.warnings:
+            lines.append(f"  {warning.app}: {warning.kind} {warning.name}")
+            lines += [f"    {line}" for line in warning.message.splitlines()]
+        lines.append("")
+    if report.skipped:
+        lines += ["SKIPPED", *(f"  {skip.app}: {skip.reason}" for skip in report.skipped), ""]
+    if report.prune_risks:
+        lines.append("PRUNE RISKS (live objects an app would delete on its next sync with prune)")
+        for cluster, risks in groupby(report.prune_risks, key=lambda risk: risk.cluster):
+            lines.append(f"cluster {cluster}")
+            for risk in risks:
+                what = f"{risk.kind} {risk.namespace}/{risk.name}" if risk.namespace else f"{risk.kind} {risk.name}"
+                lines.append(f"  app {risk.app} would PRUNE {what} on its next sync with prune; make it safe first:")
+                lines.append(f"    {risk.fix}")
+        lines.append("")
+    lines.append(_summary(report, raw))
+    return "\n".join(lines) + "\n"
+
+
+def _application_rows(applications: Iterable[AppRow]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = [("NAME", "CLUSTER", "NAMESPACE", "RENDERER", "RESOURCES")]
+    rows += [(a.name, a.cluster, a.namespace or "-", a.renderer, str(a.resources)) for a in applications]
+    return rows
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    return [
+        "  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+
+
+def _conflict_lines(report: Report, raw: bool) -> list[str]:
+    renderers = {row.name: row.renderer for row in report.applications}
+    lines = ["CONFLICTS (objects several apps would track: each sync takes them from the others)"]
+    for cluster, conflicts in groupby(report.conflicts, key=lambda conflict: conflict.cluster):
+        lines.append(f"cluster {cluster}")
+        rows: list[tuple[str, ...]] = [("RESOURCE", "CLAIMED BY")]
+        group = list(conflicts)
+        rows += [(str(conflict.id), ", ".join(conflict.apps)) for conflict in group]
+        header, *body = _table(rows)
+        lines.append(header)
+        for conflict, row in zip(group, body, strict=True):
+            lines.append(row)
+            lines += [f"      {line}" for line in suggestion(conflict, renderers, raw)]
+    lines.append("")
+    return lines
+
+
+def suggestion(conflict: Conflict, renderers: dict[str, str], raw: bool = False) -> list[str]:
+    """The chartshare.yaml rule giving the object to one app, and what else the apps need for it to apply."""
+    match = {"group": conflict.group, "kind": conflict.kind}
+    if conflict.namespace:
+        match["namespace"] = conflict.namespace
+    match["name"] = conflict.name
+    flow = ", ".join(f"{key}: {_scalar(value)}" for key, value in match.items())
+    lines = [
+        "suggested rule, in the chartshare.yaml of each app above:",
+        f"  - match: {{{flow}}}",
+        f"    owner: {_scalar(conflict.apps[0])}   # or whichever one app should keep it",
+    ]
+    helm_apps = [app for app in conflict.apps if renderers.get(app) == "helm"]
+    if helm_apps and not raw:
+        lines.append(
+            f"({', '.join(helm_apps)} {'renders' if len(helm_apps) == 1 else 'render'} with plain helm: "
+            f"use the chartshare plugin, source.plugin.name: {PLUGIN_NAME}, for the rule to apply)"
+        )
+    return lines
+
+
+def _scalar(value: str) -> str:
+    return value if _PLAIN.match(value) else json.dumps(value)
+
+
+def _summary(report: Report, raw: bool) -> str:
+    def count(number: int, noun: str) -> str:
+        return f"{number} {noun}{'' if number == 1 else 's'}"
+
+    parts = [
+        count(len(report.applications), "application"),
+        count(len(report.conflicts), "conflict"),
+        count(len(report.warnings), "warning"),
+        f"{len(report.skipped)} skipped",
+    ]
+    if report.prune_risks is not None:
+        parts.append(count(len(report.prune_risks), "prune risk"))
+    mode = " (--raw: chartshare.yaml rules ignored)" if raw else ""
+    return f"chartshare check{mode}: {', '.join(parts)}"
