@@ -176,8 +176,8 @@ def load(paths: Sequence[Path], control_plane_namespace: str) -> Fleet:
                 for app in found:
                     if app.name in seen:
                         fleet.errors.append(
-                            f"{app.origin}: Application {app.name} is also defined at {seen[app.name]}; "
-                            "Argo CD keeps only one: rename one of them"
+                            f"{app.origin}: the name {app.name} is taken by {seen[app.name]}; Argo CD keeps "
+                            "one Application per name: rename one of them"
                         )
                         continue
                     seen[app.name] = app.origin

@@ -265,11 +265,11 @@ def _split_pipeline(action: str, text: str) -> list[list[str]]:
         else:
             commands[-1].append(token)
     if any(not command for command in commands):
-        raise Unsupported(f"cannot read the action {{{{{action}}}}} in {text!r}")
+        raise Unsupported(f"cannot read the action {{{{ {action} }}}} in {text!r}")
     first = commands[0][0]
     if first in _KEYWORDS or first.startswith("$") or ":=" in action or "(" in action:
         raise Unsupported(
-            f"{{{{{action}}}}} uses control flow, variables or parentheses, which check does not evaluate"
+            f"{{{{ {action} }}}} uses control flow, variables or parentheses, which check does not evaluate"
         )
     return commands
 

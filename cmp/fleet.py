@@ -133,7 +133,7 @@ def _choose(app: Application, source: Source, root: Path) -> tuple[str, Path] | 
     if not app_dir.is_relative_to(root):
         raise ChartShareError(f"path {raw_path!r} resolves outside the repository root {root}")
     if not app_dir.is_dir():
-        return f"path {raw_path} is not in the local repository {root} (repoURL {source.repo_url or '?'})"
+        return f"path {raw_path} is not a folder of the local repository (repoURL {source.repo_url or '?'})"
     has_config = (app_dir / CONFIG_FILE).is_file()
     explicit = source.types[0] if source.types else None
     if explicit == "helm":
@@ -526,17 +526,17 @@ def _nobody_emits(key: Key, claims: Mapping[str, Claim], results: Mapping[str, _
         values = {k: v for k, v in given.items() if not str(k).startswith("argocd.argoproj.io/")}
         if values:
             block[field_name] = values
-    snippet: dict[str, Any] = {"syncPolicy": {"syncOptions": ["CreateNamespace=true"]}}
-    if block:
-        snippet["syncPolicy"]["managedNamespaceMetadata"] = block
+    policy: dict[str, Any] = {"managedNamespaceMetadata": block} if block else {}
+    policy["syncOptions"] = ["CreateNamespace=true"]
     return Finding(
         hosts[0],
         key[2],
         name,
-        f"Namespace {name} is rendered by {', '.join(sorted(claims))} and emitted by none of them, so Argo CD "
-        f"does not create it{' or set its labels and annotations' if block else ''}. Let exactly one Application "
-        f"deployed to it manage it (several would overwrite each other's metadata); in {hosts[0]}'s spec:\n"
-        + goyaml.dump(snippet).rstrip("\n"),
+        f"Namespace {name} is rendered by {', '.join(sorted(claims))} and emitted by none of them ({first}: "
+        f"{claims[first].reason}), so Argo CD does not create it"
+        f"{' or set its labels and annotations' if block else ''}. Give it an owner that exists, or let exactly "
+        f"one Application deployed to it manage it (several would overwrite each other's metadata); in "
+        f"{hosts[0]}'s spec:\n" + goyaml.dump({"syncPolicy": policy}).rstrip("\n"),
     )
 
 
@@ -668,19 +668,22 @@ def _prune_risks(
                 )
             )
         for owner in new_owners:
-            outside = "" if result is not None else ", an app outside this fleet"
-            if protected or result is None:
-                then = f"sync {owner} to take it over"
-            else:
-                then = f"annotate it first (see prune risks), then sync {owner}"
-            handovers.append(
-                Finding(
-                    owner,
-                    resource.kind,
-                    resource.name,
-                    f"the live {resource} is tracked by {tracker}{outside}; the rules now give it to {owner}: {then}",
+            if result is None:
+                story = (
+                    f"is tracked by {tracker}, an app outside this fleet, and {owner} emits it too: the two will "
+                    f"fight over it unless {tracker} stops emitting it"
                 )
-            )
+            elif protected:
+                story = (
+                    f"is tracked by {tracker}, which no longer emits it; it carries Prune=false, so nothing is "
+                    f"deleted: sync {owner} to take it over"
+                )
+            else:
+                story = (
+                    f"is tracked by {tracker}, which no longer emits it: annotate it first (see PRUNE RISKS), "
+                    f"then sync {owner} to take it over"
+                )
+            handovers.append(Finding(owner, resource.kind, resource.name, f"the live {resource} {story}"))
     return risks, handovers
 
 

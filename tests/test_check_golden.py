@@ -1,0 +1,47 @@
+"""Golden cases for `check`: each `cases/check/<case>/case.yaml` runs the real CLI and pins stdout, stderr and
+the exit status, on helm 3 and helm 4.
+
+`case.yaml` gives `args` (after `check`), optionally `cwd` (relative to the repository root; default the case
+folder, which is then a small repository of its own), `exit`, and `stderr_contains` (for messages that quote
+helm, whose wording differs between majors: those lines are checked by substring, the rest of stderr exactly).
+`expected.out` and `expected.err` hold the streams, with `{cwd}` standing for the working directory.
+`UPDATE_GOLDEN=1 pytest tests/test_check_golden.py` rewrites them; review the diff before committing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT, TESTS, run_cli
+
+CASES = sorted(path for path in (TESTS / "cases" / "check").iterdir() if (path / "case.yaml").is_file())
+
+
+def _expected(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_check_case(case: Path, helm: str) -> None:
+    spec = yaml.safe_load((case / "case.yaml").read_text(encoding="utf-8")) or {}
+    cwd = (ROOT / spec["cwd"]).resolve() if "cwd" in spec else case
+    result = run_cli(["check", *[str(arg) for arg in spec.get("args", [])]], env={"CHARTSHARE_HELM": helm}, cwd=cwd)
+    stdout = result.stdout.replace(str(cwd), "{cwd}")
+    stderr = result.stderr.replace(str(cwd), "{cwd}")
+    quoted = spec.get("stderr_contains") or []
+    own_lines = "".join(line for line in stderr.splitlines(keepends=True) if not any(q in line for q in quoted))
+    if os.environ.get("UPDATE_GOLDEN"):
+        (case / "expected.out").write_text(stdout, encoding="utf-8")
+        (case / "expected.err").write_text(own_lines, encoding="utf-8")
+    assert "Traceback" not in result.stderr
+    assert result.exit_code == spec.get("exit", 0), result.stderr
+    if result.exit_code == 2:
+        assert result.stdout == "", "bad input must print nothing on stdout"
+    for text in quoted:
+        assert text in stderr
+    assert own_lines == _expected(case / "expected.err")
+    assert stdout == _expected(case / "expected.out")
