@@ -9,7 +9,6 @@ from __future__ import annotations
 import enum
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -169,15 +168,6 @@ class CheckFormat(enum.StrEnum):
     json = "json"
 
 
-PROGRESS_MIN_JOBS = 8  # below this a bar only flickers
-
-
-def progress_wanted(is_tty: bool, json_output: bool, environ: Mapping[str, str], jobs: int) -> bool:
-    """A bar only for a person at a terminal: never in JSON mode, in CI logs, or for a handful of apps."""
-    in_ci = environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-    return is_tty and not json_output and not in_ci and jobs >= PROGRESS_MIN_JOBS
-
-
 def _progress(done: int, total: int) -> None:
     width = 30
     filled = width * done // total
@@ -225,7 +215,7 @@ def check(
     planned = fleet.plan(loaded.applications, root, raw=raw, helm=binary, timeout=DEFAULT_TIMEOUT)
     _refuse(loaded.errors + planned.errors)
     json_output = output_format is CheckFormat.json
-    wanted = progress_wanted(sys.stderr.isatty(), json_output, os.environ, len(planned.jobs))
+    wanted = reporting.progress_wanted(sys.stderr.isatty(), json_output, os.environ, len(planned.jobs))
     renders = fleet.run(planned.jobs, jobs or fleet.default_workers(), _progress if wanted else None)
     _refuse([rendered.error for rendered in renders if rendered.error])
     report = fleet.analyse(renders, [*loaded.skipped, *planned.skipped], live_objects)

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from itertools import groupby
 from typing import Any
 
 from .fleet import PLUGIN_NAME, AppRow, Conflict, Report
 
+PROGRESS_MIN_JOBS = 8  # below this a progress bar only flickers
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._*?/-]*$")
+
+
+def progress_wanted(is_tty: bool, json_output: bool, environ: Mapping[str, str], jobs: int) -> bool:
+    """A progress bar only for a person at a terminal: never in JSON mode, in CI logs, or for a few apps."""
+    in_ci = environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    return is_tty and not json_output and not in_ci and jobs >= PROGRESS_MIN_JOBS
 
 
 def to_json(report: Report) -> str:
