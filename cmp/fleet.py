@@ -9,6 +9,7 @@ change between runs), and, given live objects, the prunes that adopting the rule
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -251,11 +252,21 @@ def _claim(resource: Resource, destination: str, scopes: ScopeTable) -> Claim | 
 def uses_nondeterministic_functions(chart: Path, values: Iterable[Path]) -> bool:
     """Whether a template action of the chart (subcharts and packed .tgz included) or a values file (for
     `tpl`) calls a function from NONDETERMINISTIC."""
-    return any(_NONDETERMINISTIC.search(action) for text in _texts(chart, values) for action in _ACTION.findall(text))
+    return _chart_is_nondeterministic(chart) or _calls_nondeterministic(_texts(values))
 
 
-def _texts(chart: Path, values: Iterable[Path]) -> Iterator[str]:
-    for path in [*sorted(chart.rglob("*")), *values]:
+@functools.lru_cache(maxsize=256)
+def _chart_is_nondeterministic(chart: Path) -> bool:
+    """Per chart and worker process: a fleet renders the same few charts many times."""
+    return _calls_nondeterministic(_texts(sorted(chart.rglob("*"))))
+
+
+def _calls_nondeterministic(texts: Iterable[str]) -> bool:
+    return any(_NONDETERMINISTIC.search(action) for text in texts for action in _ACTION.findall(text))
+
+
+def _texts(paths: Iterable[Path]) -> Iterator[str]:
+    for path in paths:
         if not path.is_file() or path.stat().st_size > _SCAN_LIMIT:
             continue
         if path.name.endswith(".tgz"):

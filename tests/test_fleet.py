@@ -103,18 +103,21 @@ def test_the_pool_returns_results_in_job_order(helm: str) -> None:
 
 
 def test_random_functions_are_found_in_actions_of_packed_subcharts(tmp_path: Path) -> None:
-    (tmp_path / "templates").mkdir()
-    (tmp_path / "templates" / "a.yaml").write_text("# now and then\nkind: ConfigMap\n")
-    assert not fleet.uses_nondeterministic_functions(tmp_path, ())
+    (tmp_path / "plain" / "templates").mkdir(parents=True)
+    (tmp_path / "plain" / "templates" / "a.yaml").write_text("# now and then\nkind: ConfigMap\n")
+    assert not fleet.uses_nondeterministic_functions(tmp_path / "plain", ())
     data = b"password: {{ randAlphaNum 16 }}\n"
     packed = io.BytesIO()
     with tarfile.open(fileobj=packed, mode="w:gz") as archive:
         info = tarfile.TarInfo("sub/templates/secret.yaml")
         info.size = len(data)
         archive.addfile(info, io.BytesIO(data))
-    (tmp_path / "charts").mkdir()
-    (tmp_path / "charts" / "sub-1.0.0.tgz").write_bytes(packed.getvalue())
-    assert fleet.uses_nondeterministic_functions(tmp_path, ())
+    (tmp_path / "packed" / "charts").mkdir(parents=True)
+    (tmp_path / "packed" / "charts" / "sub-1.0.0.tgz").write_bytes(packed.getvalue())
+    assert fleet.uses_nondeterministic_functions(tmp_path / "packed", ())
+    values = tmp_path / "values.yaml"
+    values.write_text("token: '{{ uuidv4 }}'\n")
+    assert fleet.uses_nondeterministic_functions(tmp_path / "plain", (values,))
 
 
 def test_differences_name_the_fields_that_changed() -> None:
