@@ -48,8 +48,8 @@ demo: $(VENV)/.installed helm
 	done
 
 lint: $(VENV)/.installed
-	$(BIN)/ruff check cmp tests tools
-	$(BIN)/ruff format --check cmp tests tools
+	$(BIN)/ruff check cmp tests tools bench
+	$(BIN)/ruff format --check cmp tests tools bench
 
 typecheck: $(VENV)/.installed
 	$(BIN)/mypy
