@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import tarfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -320,13 +321,21 @@ def run(jobs: Sequence[Job], workers: int, progress: Callable[[int, int], None] 
                 progress(done, len(jobs))
         return results
     ordered: list[Rendered | None] = [None] * len(jobs)
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_leave_interrupts_to_the_parent)
+    try:
         futures = {pool.submit(render_job, job): position for position, job in enumerate(jobs)}
         for done, future in enumerate(as_completed(futures), 1):
             ordered[futures[future]] = future.result()
             if progress:
                 progress(done, len(jobs))
+    finally:  # on Ctrl-C: drop the queued renders, let the running ones (bounded by helm's deadline) end
+        pool.shutdown(wait=True, cancel_futures=True)
     return [result for result in ordered if result is not None]
+
+
+def _leave_interrupts_to_the_parent() -> None:
+    """Workers ignore Ctrl-C: the parent stops the pool and reports once, with no worker tracebacks."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def default_workers() -> int:
@@ -476,14 +485,20 @@ def _conflicts(emitters: Mapping[Key, Mapping[str, Claim]]) -> Iterator[Conflict
         yield Conflict(*key, apps=tuple(sorted(claims)))
 
 
+def _field(obj: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+    """A nested mapping of an object, or an empty one when a chart wrote something else there."""
+    found: Any = obj
+    for key in keys:
+        found = found.get(key) if isinstance(found, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
+
+
 def _canonical(obj: Mapping[str, Any]) -> str:
     return json.dumps(obj, sort_keys=True, default=str)
 
 
 def _sync_options(obj: Mapping[str, Any]) -> list[str]:
-    metadata = obj.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    raw = annotations.get(SYNC_OPTIONS) if isinstance(annotations, Mapping) else None
+    raw = _field(obj, "metadata", "annotations").get(SYNC_OPTIONS)
     return [option.strip() for option in str(raw or "").split(",") if option.strip()]
 
 
@@ -530,10 +545,9 @@ def _nobody_emits(key: Key, claims: Mapping[str, Claim], results: Mapping[str, _
     name = key[4]
     # managedNamespaceMetadata applies to the destination namespace: suggest it on an app deployed there.
     hosts = sorted(app for app in claims if results[app].app.namespace == name) or sorted(claims)
-    metadata = claims[hosts[0]].obj.get("metadata") or {}
     block: dict[str, Any] = {}
     for field_name in ("labels", "annotations"):
-        given = metadata.get(field_name) or {}
+        given = _field(claims[hosts[0]].obj, "metadata", field_name)
         values = {k: v for k, v in given.items() if not str(k).startswith("argocd.argoproj.io/")}
         if values:
             block[field_name] = values
@@ -570,12 +584,12 @@ def _replica_warnings(results: Iterable[_AppResult]) -> Iterator[Finding]:
         for claim in result.emitted.values():
             if (claim.group, claim.kind) != HPA:
                 continue
-            target = (claim.obj.get("spec") or {}).get("scaleTargetRef") or {}
+            target = _field(claim.obj, "spec", "scaleTargetRef")
             group = str(target.get("apiVersion") or "").rpartition("/")[0]
             workload = result.emitted.get((group, str(target.get("kind")), claim.namespace, str(target.get("name"))))
             if workload is None or (workload.group, workload.kind) not in SCALED_KINDS:
                 continue
-            if (workload.obj.get("spec") or {}).get("replicas") is None:
+            if _field(workload.obj, "spec").get("replicas") is None:
                 continue
             snippet = {
                 "spec": {
@@ -606,7 +620,7 @@ def _ca_bundle_warnings(results: Iterable[_AppResult]) -> Iterator[Finding]:
     for result in results:
         for claim in result.emitted.values():
             paths = CA_BUNDLE_FIELDS.get((claim.group, claim.kind))
-            annotations = (claim.obj.get("metadata") or {}).get("annotations") or {}
+            annotations = _field(claim.obj, "metadata", "annotations")
             if not paths or not any(annotation in annotations for annotation in CA_INJECT_ANNOTATIONS):
                 continue
             empty = [found for path in paths for found in _empty_fields(claim.obj, path)]
@@ -710,9 +724,8 @@ def _emitting(emitters: Mapping[Key, Mapping[str, Claim]], cluster: str, resourc
 def tracking(obj: Mapping[str, Any]) -> tuple[str, ResourceId] | None:
     """(app, object) from a live object's tracking-id, when the id really is about this object (Argo CD
     ignores an id copied onto another object)."""
-    metadata = obj.get("metadata") or {}
-    annotations = metadata.get("annotations") or {}
-    value = annotations.get(TRACKING_ID) if isinstance(annotations, Mapping) else None
+    metadata = _field(obj, "metadata")
+    value = _field(obj, "metadata", "annotations").get(TRACKING_ID)
     if not isinstance(value, str):
         return None
     parts = value.split(":")

@@ -251,3 +251,18 @@ def test_generate_never_imports_the_check_modules() -> None:
     code = "import sys, cmp.cli; print(' '.join(sorted(m for m in sys.modules if m.startswith('cmp'))))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert not {"cmp.applications", "cmp.appset", "cmp.argocd", "cmp.fleet", "cmp.report"} & set(loaded)
+
+
+def test_objects_of_odd_shapes_do_not_break_the_warnings() -> None:
+    odd = [
+        Claim("autoscaling", "HorizontalPodAutoscaler", "ns", "h", {"spec": "scale me"}),
+        Claim("apps", "Deployment", "ns", "d", {"spec": ["x"], "metadata": "m"}),
+        Claim(
+            "admissionregistration.k8s.io", "MutatingWebhookConfiguration", "", "w", {"metadata": {"annotations": 1}}
+        ),
+    ]
+    report = fleet.analyse(
+        [_rendered(_app("a"), *odd)], [], [{"apiVersion": "v1", "kind": "X", "metadata": {"annotations": "x"}}]
+    )
+    assert report.warnings == ()
+    assert report.prune_risks == ()
