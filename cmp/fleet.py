@@ -138,7 +138,11 @@ def _choose(app: Application, source: Source, root: Path) -> tuple[str, Path] | 
         return f"path {raw_path} is not a folder of the local repository (repoURL {source.repo_url or '?'})"
     has_config = (app_dir / CONFIG_FILE).is_file()
     explicit = source.types[0] if source.types else None
-    if explicit == "helm":
+    unsupported = [key for key in source.helm if key in argocd.UNSUPPORTED_HELM_FIELDS]
+    if explicit == "helm" or (explicit is None and not has_config and (app_dir / "Chart.yaml").is_file()):
+        if unsupported:
+            flag = argocd.UNSUPPORTED_HELM_FIELDS[unsupported[0]]
+            return f"helm.{unsupported[0]} ({flag}) is not evaluated by check"
         return "helm", app_dir
     if explicit == "plugin":
         name = str(source.plugin.get("name") or "")
@@ -156,8 +160,6 @@ def _choose(app: Application, source: Source, root: Path) -> tuple[str, Path] | 
         return f"{explicit} source: check renders only Helm and chartshare sources"
     if has_config:  # Argo CD asks the sidecars' discover rules before detecting Helm or Kustomize
         return "chartshare", app_dir
-    if (app_dir / "Chart.yaml").is_file():
-        return "helm", app_dir
     if any((app_dir / name).is_file() for name in KUSTOMIZATION_FILES):
         return "kustomize source: check renders only Helm and chartshare sources"
     return "directory source (plain manifests): check renders only Helm and chartshare sources"

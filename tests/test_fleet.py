@@ -56,6 +56,7 @@ def _app(name: str, cluster: str = "https://k", namespace: str = "ns", *sources:
         (_source(path=None, chart="redis"), "skip"),
         (_source(types=("plugin",), plugin={"name": "chartshare"}), "skip"),
         (_source(path=None, ref="config"), None),  # values-only source: nothing to render, nothing to report
+        (_source(types=("helm",), helm={"fileParameters": [{"name": "a", "path": "b"}]}), "skip"),
     ],
 )
 def test_the_renderer_is_the_one_argo_cd_would_pick(source: Source, choice: str | None) -> None:
