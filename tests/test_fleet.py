@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cmp import applications, fleet
 from cmp.applications import Application, Skip, Source
@@ -267,3 +269,37 @@ def test_objects_of_odd_shapes_do_not_break_the_warnings() -> None:
     )
     assert report.warnings == ()
     assert report.prune_risks == ()
+
+
+claims = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "c", "team_d"]),
+        st.sampled_from(["https://one", "https://two"]),
+        st.sampled_from(
+            [("", "Namespace", ""), ("rbac.authorization.k8s.io", "ClusterRole", ""), ("", "Service", "ns")]
+        ),
+        st.sampled_from(["x", "y"]),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(claims, st.randoms())
+def test_a_conflict_is_exactly_an_object_two_apps_emit_on_one_cluster(
+    entries: list[tuple[str, str, tuple[str, str, str], str]], shuffle: Any
+) -> None:
+    clusters: dict[str, str] = {}
+    by_app: dict[str, list[Claim]] = {}
+    for app, cluster, (group, kind, namespace), name in entries:
+        cluster = clusters.setdefault(app, cluster)  # an app has one destination
+        by_app.setdefault(app, []).append(Claim(group, kind, namespace, name, {"kind": kind}))
+    renders = [_rendered(_app(app, clusters[app]), *found) for app, found in by_app.items()]
+    expected: dict[tuple[str, ...], set[str]] = {}
+    for app, found in by_app.items():
+        for claim in found:
+            expected.setdefault((clusters[app], *claim.key), set()).add(app)
+    wanted = sorted((*key, tuple(sorted(apps))) for key, apps in expected.items() if len(apps) >= 2)
+    shuffle.shuffle(renders)
+    report = fleet.analyse(renders, [])
+    assert [(c.cluster, c.group, c.kind, c.namespace, c.name, c.apps) for c in report.conflicts] == wanted
