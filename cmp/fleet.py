@@ -524,7 +524,7 @@ def _shared_warnings(
                     owner,
                     key[2],
                     key[4],
-                    f"{resource} is rendered by {len(claims)} apps and emitted only by {owner}, without "
+                    f"{resource} is rendered by {', '.join(sorted(claims))} and emitted only by {owner}, without "
                     f"Prune=false: if ownership ever moves, {owner}'s next sync with prune deletes it. Protect it: "
                     f"`protect: true` on the chartshare.yaml rule that gives it to {owner}",
                 )
