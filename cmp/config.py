@@ -134,18 +134,18 @@ def build(
         return tuple(item for item in value if isinstance(item, tuple))
 
     release = text("release-name", release_from_app(name))
-    if not (_DNS_SUBDOMAIN.match(release) and len(release) <= 53):
+    if not (_DNS_SUBDOMAIN.fullmatch(release) and len(release) <= 53):
         raise ParameterError(
             f"release-name {release!r} is not a valid helm release name "
             "(lower-case letters, digits, '-' and '.', at most 53 characters)"
         )
     namespace = text("namespace", env.get("ARGOCD_APP_NAMESPACE", ""))
-    if namespace and not (_DNS_LABEL.match(namespace) and len(namespace) <= 63):
+    if namespace and not (_DNS_LABEL.fullmatch(namespace) and len(namespace) <= 63):
         raise ParameterError(
             f"namespace {namespace!r} is not a valid namespace name (lower-case letters, digits and '-', at most 63)"
         )
     kube_version = text("kube-version", env.get("KUBE_VERSION", ""))
-    if kube_version and not _KUBE_VERSION.match(kube_version):
+    if kube_version and not _KUBE_VERSION.fullmatch(kube_version):
         raise ParameterError(f"kube-version {kube_version!r} is not a version like 1.31.2")
     request_api_versions = tuple(entry for entry in env.get("KUBE_API_VERSIONS", "").split(",") if entry)
     config_raw = text("config", "")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cmp import params
-from cmp.config import merged, release_from_app
+from cmp.config import build, merged, release_from_app
 from cmp.errors import ParameterError
 
 
@@ -94,3 +96,16 @@ def test_release_name_drops_the_app_namespace_prefix(app: str, release: str) -> 
 
 def test_every_parameter_has_a_unique_env_name() -> None:
     assert len({p.env_name for p in params.PARAMETERS}) == len(params.PARAMETERS)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"release-name": "web\n"}, "release-name 'web\\\\n' is not a valid helm release name"),
+        ({"namespace": "shoong\n"}, "namespace 'shoong\\\\n' is not a valid namespace name"),
+        ({"kube-version": "1.31.0\n"}, "kube-version '1.31.0\\\\n' is not a version"),
+    ],
+)
+def test_a_trailing_newline_does_not_slip_through_validation(tmp_path: Path, flags: dict[str, str], message: str) -> None:
+    with pytest.raises(ParameterError, match=message):
+        build(tmp_path, flags, {"ARGOCD_APP_NAME": "web"}, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
