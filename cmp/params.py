@@ -110,6 +110,8 @@ def from_app_parameters(raw: str) -> dict[str, Value]:
         entries = json.loads(raw) if raw.strip() else None
     except ValueError as error:
         raise ParameterError(f"{where} is not valid JSON ({error}); it should be Argo CD's parameter list") from None
+    except RecursionError:
+        raise ParameterError(f"{where} is nested too deeply; it should be Argo CD's flat parameter list") from None
     if entries is None:
         return {}
     if not isinstance(entries, list):

@@ -106,6 +106,14 @@ def test_every_parameter_has_a_unique_env_name() -> None:
         ({"kube-version": "1.31.0\n"}, "kube-version '1.31.0\\\\n' is not a version"),
     ],
 )
-def test_a_trailing_newline_does_not_slip_through_validation(tmp_path: Path, flags: dict[str, str], message: str) -> None:
+def test_a_trailing_newline_does_not_slip_through_validation(
+    tmp_path: Path, flags: dict[str, str], message: str
+) -> None:
     with pytest.raises(ParameterError, match=message):
         build(tmp_path, flags, {"ARGOCD_APP_NAME": "web"}, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
+
+
+def test_deeply_nested_app_parameters_are_an_error_not_a_crash() -> None:
+    with pytest.raises(ParameterError, match="nested too deeply"):
+        params.from_app_parameters("[" * 100_000 + "]" * 100_000)
+
