@@ -187,8 +187,14 @@ def from_param_variables(env: Mapping[str, str]) -> dict[str, Value]:
     return values
 
 
+_INDEX = re.compile(r"[0-9]+")
+
+
 def _indexed(env: Mapping[str, str], prefix: str, claimed: set[str]) -> tuple[str, ...]:
-    found = {name: name[len(prefix) :] for name in env if name.startswith(prefix) and name[len(prefix) :].isdigit()}
+    """`PARAM_<NAME>_<i>` with an ASCII index (str.isdigit also admits '²', which int() refuses)."""
+    found = {
+        name: name[len(prefix) :] for name in env if name.startswith(prefix) and _INDEX.fullmatch(name[len(prefix) :])
+    }
     claimed.update(found)
     return tuple(env[name] for name in sorted(found, key=lambda name: int(found[name])))
 

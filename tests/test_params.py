@@ -117,3 +117,7 @@ def test_deeply_nested_app_parameters_are_an_error_not_a_crash() -> None:
     with pytest.raises(ParameterError, match="nested too deeply"):
         params.from_app_parameters("[" * 100_000 + "]" * 100_000)
 
+
+def test_a_param_index_must_be_ascii_digits() -> None:
+    with pytest.raises(ParameterError, match=r"unknown parameter 'PARAM_VALUES_FILES_²'"):
+        params.from_param_variables({"PARAM_VALUES_FILES_²": "a.yaml"})
