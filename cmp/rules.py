@@ -150,8 +150,16 @@ class _Reader:
             entries[key] = value_node
         return entries
 
+    def construct(self, node: yaml.Node, where: str) -> Any:
+        """The node's value; an explicit tag PyYAML cannot build (`!foo`, `!!float abc`) is the user's error."""
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError) as error:
+            problem = getattr(error, "problem", None) or str(error)
+            raise self.error(node, where, f"cannot read {node.tag!r} value: {problem}") from None
+
     def scalar(self, node: yaml.Node, where: str, kind: type[T], what: str) -> T:
-        value = self.loader.construct_object(node) if isinstance(node, yaml.ScalarNode) else None
+        value = self.construct(node, where) if isinstance(node, yaml.ScalarNode) else None
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             raise self.error(node, where, f"must be {what}, got {_describe(node)}")
         return value
@@ -399,7 +407,7 @@ def _patch(reader: _Reader, node: yaml.Node, where: str) -> dict[str, Any]:
     if op in ("add", "replace", "test"):
         if "value" not in entries:
             raise reader.error(node, where, f"`{op}` needs a `value`")
-        operation["value"] = reader.loader.construct_object(entries["value"], deep=True)
+        operation["value"] = reader.construct(entries["value"], f"{where}.value")
     if op in ("move", "copy"):
         if "from" not in entries:
             raise reader.error(node, where, f"`{op}` needs a `from` path")

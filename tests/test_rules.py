@@ -107,3 +107,20 @@ def test_aliases_are_refused_before_they_can_expand() -> None:
     bomb = HEAD + "x: &a [1, 1]\ny: &b [*a, *a]\nz: [*b, *b]\n"
     with pytest.raises(ConfigError, match=r":3: YAML anchors and aliases are not allowed"):
         load(bomb)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("chart: !foo x\n", r":3: chart: cannot read '!foo' value"),
+        ("chart: !!python/name:os.system x\n", r":3: chart: cannot read 'tag:yaml.org,2002:python/name:os.system'"),
+        ("chart: !!float abc\n", r":3: chart: cannot read"),
+        (
+            "rules:\n  - match: {kind: X}\n    patch: [{op: add, path: /a, value: !bad {}}]\n",
+            r"rules\[0\].patch\[0\].value",
+        ),
+    ],
+)
+def test_explicit_tags_pyyaml_cannot_build_are_config_errors(body: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load(HEAD + body)
