@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -69,3 +70,28 @@ json_values = st.recursive(
 @given(json_values)
 def test_dump_then_load_is_the_identity(value: object) -> None:
     assert goyaml.load(goyaml.dump({"v": value})) == {"v": value}
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1e_", "1e_"),  # go-yaml strips `_`, fails to parse `1e`, keeps the text
+        ("._", "._"),
+        ("1e999", "1e999"),  # out of float64 range: Go's ParseFloat fails, so a string
+        ("9" * 5000, "9" * 5000),  # beyond int64/uint64 and float64: a string, never Infinity
+        ("18446744073709551615", 18446744073709551615),  # uint64 max is still an integer
+        ("18446744073709551616", 1.8446744073709552e19),  # one more: Go falls back to a float
+        ("0o" + "7" * 5000, "0o" + "7" * 5000),
+        ("!!binary aGVsbG8=", "hello"),  # go-yaml decodes !!binary into a string
+        ("!!set {a, b}", {"a": None, "b": None}),
+        ("!!omap [{a: 1}]", [{"a": 1}]),
+    ],
+)
+def test_odd_scalars_read_as_go_yaml_reads_them(text: str, value: object) -> None:
+    assert goyaml.load(f"x: {text}\n") == {"x": value}
+
+
+@pytest.mark.parametrize("text", ["!!bool maybe", "!!float abc", "!!int zz", "!!binary '*'"])
+def test_an_explicit_tag_the_text_does_not_fit_is_a_yaml_error(text: str) -> None:
+    with pytest.raises(yaml.YAMLError):
+        goyaml.load(f"x: {text}\n")
