@@ -225,8 +225,72 @@ GoDumper.add_representer(str, _represent_str)
 
 
 def load(text: str) -> Any:
-    """Parse one YAML document as Kubernetes would."""
-    return yaml.load(text, Loader=GoLoader)
+    """Parse one YAML document as Kubernetes would, refusing the alias bombs and self-containing anchors
+    go-yaml refuses (PyYAML shares an aliased value, but JSON output and every walk over it expand it)."""
+    if "&" not in text or "*" not in text:  # no anchor or no alias: nothing to expand
+        return yaml.load(text, Loader=GoLoader)
+    loader = GoLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_aliasing(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    """go-yaml v2's allowedAliasRatio: 99% of a small document may come from aliases, 10% of a huge one."""
+    low, high = 400_000, 4_000_000
+    if decoded <= low:
+        return 0.99
+    if decoded >= high:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - low) / (high - low)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [child for pair in node.value for child in pair]
+    return []
+
+
+def _check_aliasing(root: yaml.Node) -> None:
+    """Count what go-yaml v2 counts while decoding (every node, aliases expanded) without expanding
+    anything, and fail where it fails: "document contains excessive aliasing", or an anchor inside itself."""
+    expanded: dict[int, int] = {}  # id(node) -> nodes go-yaml decodes for it, aliases included
+    on_path: set[int] = set()
+    pending: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while pending:  # post-order, iterative: a deep document must not exhaust Python's stack
+        node, finished = pending.pop()
+        if finished:
+            on_path.discard(id(node))
+            expanded[id(node)] = 1 + sum(expanded[id(child)] for child in _children(node))
+        elif id(node) in on_path:
+            raise yaml.composer.ComposerError(None, None, "an anchor's value contains itself", node.start_mark)
+        elif id(node) not in expanded:
+            on_path.add(id(node))
+            pending.append((node, True))
+            pending.extend((child, False) for child in _children(node))
+    decoded, aliased = 1, 0  # the document node counts once
+    seen: set[int] = set()
+    order = [root]
+    while order:  # document order: the first visit of a node is its anchor, later ones are aliases
+        node = order.pop()
+        if id(node) in seen:
+            decoded += 1 + expanded[id(node)]
+            aliased += expanded[id(node)]
+        else:
+            seen.add(id(node))
+            decoded += 1
+            order.extend(reversed(_children(node)))
+        if aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded):
+            raise yaml.composer.ComposerError(
+                None, None, "document contains excessive aliasing (as Kubernetes' YAML reader says)", node.start_mark
+            )
 
 
 def dump(obj: Any) -> str:

@@ -95,3 +95,24 @@ def test_odd_scalars_read_as_go_yaml_reads_them(text: str, value: object) -> Non
 def test_an_explicit_tag_the_text_does_not_fit_is_a_yaml_error(text: str) -> None:
     with pytest.raises(yaml.YAMLError):
         goyaml.load(f"x: {text}\n")
+
+
+def _laughs(levels: int, fanout: int = 10) -> str:
+    lines = ['a0: &a0 ["lol"]']
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * fanout) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def test_an_alias_bomb_is_refused_before_anything_expands_it() -> None:
+    with pytest.raises(yaml.YAMLError, match="excessive aliasing"):
+        goyaml.load(_laughs(10))  # a billion "lol"s in a few hundred bytes
+
+
+def test_modest_anchors_and_merges_load_as_go_yaml_reads_them() -> None:
+    assert goyaml.load(_laughs(3)) == {"a0": ["lol"], "a1": [["lol"]] * 10, "a2": [[["lol"]] * 10] * 10}
+    assert goyaml.load("a: &x {b: 1}\nc: {<<: *x, d: 2}\n") == {"a": {"b": 1}, "c": {"b": 1, "d": 2}}
+
+
+def test_an_anchor_that_contains_itself_is_refused() -> None:
+    with pytest.raises(yaml.YAMLError, match="contains itself"):
+        goyaml.load("a: &x [1, *x]\n")
