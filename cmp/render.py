@@ -19,6 +19,7 @@ from pathlib import Path
 from .errors import HelmError
 
 _STDERR_LIMIT = 2000  # Argo CD shows stderr in its UI; a whole helm trace would bury the cause
+HELM2_SIGN = "unknown flag: --include-crds"  # how helm 2 answers every argv helm_args builds
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +52,9 @@ def helm_args(call: HelmInvocation, inline_values_file: Path | None = None) -> l
         args.append(f"--values={inline_values_file}")
     args += [f"--set={key}={value}" for key, value in call.set_values]
     args += [f"--set-string={key}={value}" for key, value in call.set_strings]
-    if call.include_crds:
-        args.append("--include-crds")
+    # Always said, `=false` included: helm 2 has no such flag, so a helm 2 binary fails at once with
+    # "unknown flag: --include-crds" instead of rendering with helm 2's rules (see HELM2_SIGN).
+    args.append("--include-crds" if call.include_crds else "--include-crds=false")
     if call.skip_tests:
         args.append("--skip-tests")
     return args
@@ -110,6 +112,10 @@ def run(
         if process.poll() is None:
             _kill_group(process)
     stderr = _decode(err).strip()
+    if process.returncode != 0 and HELM2_SIGN in stderr:
+        raise HelmError(
+            f"{argv[0]!r} is helm 2 (it has no --include-crds); chartshare needs helm 3 or 4, as Argo CD bundles"
+        )
     if process.returncode != 0:
         cause = f"exit status {process.returncode}" if process.returncode > 0 else f"signal {-process.returncode}"
         detail = " ".join(stderr.split())[:_STDERR_LIMIT] or "no message"
