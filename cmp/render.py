@@ -103,14 +103,12 @@ def run(
     try:
         out, err = process.communicate(input=stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(process)
         raise HelmError(
             f"{what} did not finish within {timeout:g} s and was stopped (Argo CD kills plugins at 60 s); "
             "check the chart for slow lookups or dependencies, or raise --timeout"
         ) from None
     finally:
-        if process.poll() is None:
-            _kill_group(process)
+        _kill_group(process)
     stderr = _decode(err).strip()
     if process.returncode != 0 and HELM2_SIGN in stderr:
         raise HelmError(
@@ -127,9 +125,15 @@ def run(
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
+    """SIGKILL whatever is left of helm's process group (helm itself, plugins, their children) and reap
+    helm. The pipes are closed, not drained: a descendant that left the group could hold them open for
+    ever, and the deadline must hold anyway."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    process.communicate()
+    process.wait()
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
 
 
 def _decode(data: bytes) -> str:
