@@ -73,6 +73,24 @@ def merged(flags: Mapping[str, Value | None], env: Mapping[str, str]) -> dict[st
     return {**params.from_plugin_env(env), **app_params, **given}
 
 
+def _refuse_non_utf8(values: Mapping[str, Value]) -> None:
+    """Argo CD sends parameters as JSON built by Go, always UTF-8; anything else was crafted, and would
+    only crash later on its way into helm's argv or the inline values file."""
+    for name, value in values.items():
+        texts = [value] if isinstance(value, str) else [part for item in value for part in _parts(item)]
+        for text in texts:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise ParameterError(
+                    f"parameter {name!r} is not valid UTF-8 text (bad character at offset {error.start})"
+                ) from None
+
+
+def _parts(item: str | tuple[str, str]) -> tuple[str, ...]:
+    return (item,) if isinstance(item, str) else item
+
+
 def resolve_path(raw: str, base: Path, root: Path, what: str) -> Path:
     """A path relative to `base` (or to the repository root with a leading `/`), confined to `root`."""
     candidate = root / raw.lstrip("/") if raw.startswith("/") else base / raw
@@ -120,6 +138,7 @@ def build(
     if not app_dir.is_relative_to(root):
         raise PathError(f"APP_DIR {app_dir} is outside the repository root {root}")
     values = merged(flags, env)
+    _refuse_non_utf8(values)
 
     def text(parameter: str, fallback: str) -> str:
         value = values.get(parameter)

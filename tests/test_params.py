@@ -121,3 +121,16 @@ def test_deeply_nested_app_parameters_are_an_error_not_a_crash() -> None:
 def test_a_param_index_must_be_ascii_digits() -> None:
     with pytest.raises(ParameterError, match=r"unknown parameter 'PARAM_VALUES_FILES_²'"):
         params.from_param_variables({"PARAM_VALUES_FILES_²": "a.yaml"})
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        ('[{"name":"values","string":"a: \\udcff"}]', "values"),  # a raw 0xff byte, as os.environ decodes it
+        ('[{"name":"set","map":{"a":"\\ud800"}}]', "set"),  # a lone surrogate, which JSON can spell
+    ],
+)
+def test_parameters_that_are_not_utf8_are_refused(tmp_path: Path, raw: str, name: str) -> None:
+    env = {"ARGOCD_APP_NAME": "web", "ARGOCD_APP_PARAMETERS": raw}
+    with pytest.raises(ParameterError, match=f"parameter '{name}' is not valid UTF-8 text"):
+        build(tmp_path, {}, env, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
