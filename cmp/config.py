@@ -8,16 +8,18 @@ variables, defaults. Every path is resolved with symlinks followed and must stay
 from __future__ import annotations
 
 import glob
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import params
-from .errors import ParameterError, PathError
+from .errors import ParameterError, PathError, UsageError
 from .params import Value
 
 DEFAULT_TIMEOUT = 45.0  # Argo CD SIGKILLs a plugin at 60 s; helm must be stopped, and reported, before that
+MAX_TIMEOUT = 3600.0  # far beyond any Argo CD deadline; larger values overflow the poll() the wait uses
 CONFIG_FILE = "chartshare.yaml"
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -137,6 +139,8 @@ def build(
     root = repo_root.resolve() if repo_root else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", ""))
     if not app_dir.is_relative_to(root):
         raise PathError(f"APP_DIR {app_dir} is outside the repository root {root}")
+    if timeout is not None and not (math.isfinite(timeout) and 1 <= timeout <= MAX_TIMEOUT):
+        raise UsageError(f"--timeout {timeout:g} is not a number of seconds between 1 and {MAX_TIMEOUT:g}")
     values = merged(flags, env)
     _refuse_non_utf8(values)
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
 from cmp import params
 from cmp.config import build, merged, release_from_app
-from cmp.errors import ParameterError
+from cmp.errors import ParameterError, UsageError
 
 
 def test_app_parameters_decode_every_type() -> None:
@@ -134,3 +135,9 @@ def test_parameters_that_are_not_utf8_are_refused(tmp_path: Path, raw: str, name
     env = {"ARGOCD_APP_NAME": "web", "ARGOCD_APP_PARAMETERS": raw}
     with pytest.raises(ParameterError, match=f"parameter '{name}' is not valid UTF-8 text"):
         build(tmp_path, {}, env, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
+
+
+@pytest.mark.parametrize("timeout", [math.nan, math.inf, 1e308, 3601.0])
+def test_a_timeout_that_is_no_usable_deadline_is_a_usage_error(tmp_path: Path, timeout: float) -> None:
+    with pytest.raises(UsageError, match=r"--timeout .* is not a number of seconds between 1 and 3600"):
+        build(tmp_path, {}, {"ARGOCD_APP_NAME": "web"}, app_name=None, repo_root=tmp_path, helm=None, timeout=timeout)
