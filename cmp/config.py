@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import math
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -102,6 +103,38 @@ def resolve_path(raw: str, base: Path, root: Path, what: str) -> Path:
     if not resolved.exists():
         raise PathError(f"{what}: file '{raw}' does not exist (looked for {resolved})")
     return resolved
+
+
+def confine_tree(folder: Path, root: Path, what: str) -> None:
+    """Every symlink under `folder` (a chart) must resolve inside the repository: helm follows them
+    and renders, or hands to `.Files.Get`, whatever they point at (/etc/passwd, a service-account token)."""
+    pending, seen = [folder], {folder}
+    while pending:
+        current = pending.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError as error:
+            raise PathError(f"{what}: cannot read {_shown(Path(current), root)}: {error.strerror}") from None
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    raise PathError(f"{what}: symlink {_shown(path, root)} is broken or loops") from None
+                if not target.is_relative_to(root):
+                    raise PathError(
+                        f"{what}: symlink {_shown(path, root)} resolved to outside repository root ({target})"
+                    )
+                if target.is_dir() and target not in seen:  # helm walks into it: so do we, once
+                    seen.add(target)
+                    pending.append(target)
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(path)
+
+
+def _shown(path: Path, root: Path) -> str:
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
 def resolve_values_files(patterns: tuple[str, ...], app_dir: Path, root: Path) -> tuple[Path, ...]:
