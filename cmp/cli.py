@@ -113,10 +113,13 @@ def generate(
         text = manifests.emit_json(outcome.resources)
     else:
         text = manifests.emit_yaml(outcome.resources)
+    data = text.encode("utf-8")  # the bytes Argo CD receives are what the limit counts
+    manifests.refuse_oversize(data, resolved.max_output)
     for line in pipeline.summary(outcome):
         _say(line)
-    sys.stdout.write(text)
     sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
 
 
 @app.command("init")

@@ -20,6 +20,7 @@ from .errors import ParameterError, PathError, UsageError
 from .params import Value
 
 DEFAULT_TIMEOUT = 45.0  # Argo CD SIGKILLs a plugin at 60 s; helm must be stopped, and reported, before that
+GRPC_LIMIT_MB = 100  # Argo CD's default ARGOCD_GRPC_MAX_SIZE_MB: the whole manifest response must fit
 MAX_TIMEOUT = 3600.0  # far beyond any Argo CD deadline; larger values overflow the poll() the wait uses
 CONFIG_FILE = "chartshare.yaml"
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -48,6 +49,7 @@ class Config:
     config_path: Path | None
     helm: str
     timeout: float
+    max_output: int = GRPC_LIMIT_MB << 20
 
 
 def release_from_app(app_name: str) -> str:
@@ -227,4 +229,15 @@ def build(
         config_path=config_path,
         helm=helm or env.get("CHARTSHARE_HELM", "") or "helm",
         timeout=timeout if timeout is not None else DEFAULT_TIMEOUT,
+        max_output=_grpc_limit(env) << 20,
     )
+
+
+def _grpc_limit(env: Mapping[str, str]) -> int:
+    """ARGOCD_GRPC_MAX_SIZE_MB when the sidecar has it (set it to what the repo-server has), else 100."""
+    raw = env.get("ARGOCD_GRPC_MAX_SIZE_MB", "").strip()
+    if not raw:
+        return GRPC_LIMIT_MB
+    if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
+        raise ParameterError(f"ARGOCD_GRPC_MAX_SIZE_MB={raw!r} is not a whole number of MiB")
+    return int(raw)

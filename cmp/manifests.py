@@ -138,3 +138,14 @@ def _json(resource: Resource) -> str:
         raise ManifestError(f"{resource.id}: holds .nan or .inf, which JSON (and Kubernetes) cannot carry") from None
     except RecursionError:
         raise ManifestError(f"{resource.id}: nested too deeply to write as JSON") from None
+
+
+def refuse_oversize(data: bytes, limit: int) -> None:
+    """Argo CD fails a manifest response over its gRPC limit with an opaque error, deep in the repo-server;
+    say it here, in numbers, instead."""
+    if len(data) > limit:
+        raise ManifestError(
+            f"the output is {len(data):,} bytes, over Argo CD's {limit >> 20} MiB gRPC message limit "
+            "(ARGOCD_GRPC_MAX_SIZE_MB); split the app, strip resources, or raise the limit on the repo-server "
+            "and this sidecar"
+        )

@@ -111,3 +111,9 @@ def test_a_document_too_deep_to_write_back_is_an_error_not_a_crash() -> None:
         manifests.emit_yaml([resource])
     with pytest.raises(ManifestError, match="ConfigMap a: nested too deeply to write as JSON"):
         manifests.emit_json(manifests.parse(_nested(990)))
+
+
+def test_output_over_the_grpc_limit_is_refused_with_its_size() -> None:
+    manifests.refuse_oversize(b"x" * 100, 100)
+    with pytest.raises(ManifestError, match=r"the output is 101 bytes, over Argo CD's 0 MiB gRPC message limit"):
+        manifests.refuse_oversize(b"x" * 101, 100)

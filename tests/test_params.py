@@ -141,3 +141,16 @@ def test_parameters_that_are_not_utf8_are_refused(tmp_path: Path, raw: str, name
 def test_a_timeout_that_is_no_usable_deadline_is_a_usage_error(tmp_path: Path, timeout: float) -> None:
     with pytest.raises(UsageError, match=r"--timeout .* is not a number of seconds between 1 and 3600"):
         build(tmp_path, {}, {"ARGOCD_APP_NAME": "web"}, app_name=None, repo_root=tmp_path, helm=None, timeout=timeout)
+
+
+@pytest.mark.parametrize(("raw", "limit"), [("", 100 << 20), ("200", 200 << 20)])
+def test_the_output_limit_follows_argocd_grpc_max_size_mb(tmp_path: Path, raw: str, limit: int) -> None:
+    env = {"ARGOCD_APP_NAME": "web", "ARGOCD_GRPC_MAX_SIZE_MB": raw}
+    config = build(tmp_path, {}, env, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
+    assert config.max_output == limit
+
+
+def test_a_bad_grpc_limit_is_refused(tmp_path: Path) -> None:
+    env = {"ARGOCD_APP_NAME": "web", "ARGOCD_GRPC_MAX_SIZE_MB": "lots"}
+    with pytest.raises(ParameterError, match="ARGOCD_GRPC_MAX_SIZE_MB='lots' is not a whole number"):
+        build(tmp_path, {}, env, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
