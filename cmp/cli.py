@@ -171,7 +171,7 @@ def main() -> None:
     try:
         app()
     except ChartShareError as error:
-        _say(f"error: {error}")
+        _say(f"error: {_one_line(str(error))}")
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         _say("error: interrupted")
@@ -179,5 +179,10 @@ def main() -> None:
     except BrokenPipeError:
         sys.exit(1)
     except Exception as error:
-        _say(f"error: internal error ({type(error).__name__}: {error}); please report it")
+        _say(f"error: internal error ({type(error).__name__}: {_one_line(str(error))}); please report it")
         sys.exit(1)
+
+
+def _one_line(message: str) -> str:
+    """Argo CD shows stderr as the sync error: one line, whatever a library put in the message."""
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())

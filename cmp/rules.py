@@ -242,8 +242,10 @@ def parse(text: str, path: Path, display: str) -> Ownership:
         mark = error.problem_mark or error.context_mark
         line = f":{mark.line + 1}" if mark else ""
         raise ConfigError(f"{display}{line}: not valid YAML: {error.problem or error.context}") from None
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{display}: not valid YAML: {error}") from None
+    except yaml.YAMLError as error:  # a ReaderError (control character...): a position, and a two-line str()
+        position = getattr(error, "position", None)
+        line = f":{text.count(chr(10), 0, position) + 1}" if isinstance(position, int) else ""
+        raise ConfigError(f"{display}{line}: not valid YAML: {str(error).splitlines()[0]}") from None
     finally:
         loader.dispose()
     if node is None:

@@ -124,3 +124,9 @@ def test_aliases_are_refused_before_they_can_expand() -> None:
 def test_explicit_tags_pyyaml_cannot_build_are_config_errors(body: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load(HEAD + body)
+
+
+def test_a_control_character_is_reported_on_its_line_in_one_line() -> None:
+    with pytest.raises(ConfigError, match=r"^chartshare.yaml:3: not valid YAML: unacceptable character #x0001") as info:
+        load(HEAD + "owner: a\x01b\n")
+    assert "\n" not in str(info.value)
