@@ -160,7 +160,12 @@ def _fuzz(target: str, seconds: int, crashes: Path) -> bool:
         completed = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=seconds + 120)
     output = completed.stdout + completed.stderr
     done = re.search(r"Done (\d+) runs in (\d+) second", output)
-    runs = f"{done.group(1)} executions in {done.group(2)} s" if done else "no run count"
+    progress = re.findall(r"^#(\d+)\s", output, re.M)  # libFuzzer's status lines, when it stopped early
+    runs = (
+        f"{done.group(1)} executions in {done.group(2)} s"
+        if done
+        else f"{progress[-1] if progress else '?'} executions"
+    )
     if completed.returncode != 0:
         artifact = re.search(r"Test unit written to (\S+)", output)
         print(f"{target}: CRASH after {runs}; input: {artifact.group(1) if artifact else '?'}")
