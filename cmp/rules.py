@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -221,11 +222,15 @@ def load(path: Path, display: str | None = None) -> Ownership:
     """Read and validate chartshare.yaml; raises ConfigError naming file, line, place and value."""
     display = display or str(path)
     try:
-        raw = path.read_bytes()
+        if not path.is_file():  # a FIFO would block open() for ever, a device never end
+            raise ConfigError(f"{display}: not a regular file")
+        with path.open("rb") as file:
+            raw = file.read(MAX_CONFIG_BYTES + 1)  # never more than the limit in memory
+            size = max(len(raw), os.fstat(file.fileno()).st_size)
     except OSError as error:
         raise ConfigError(f"{display}: cannot read: {error.strerror}") from None
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{display}: {len(raw)} bytes is too large for an ownership file (limit 1 MiB)")
+        raise ConfigError(f"{display}: {size} bytes is too large for an ownership file (limit 1 MiB)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -8,7 +8,7 @@ A few rows feed flag-like data that must stay data: those render (exit 0) and pr
 
 Row keys (all optional but `name` and `error`/`exit`):
   files: {path: text | !!binary | {prefix, repeat, times, suffix}}   written under the repository (`{repo}`)
-  links: {path: target}    symlinks;  remove: [path];  modes: {path: 0o644}
+  links: {path: target}    symlinks;  remove: [path];  fifos: [path];  modes: {path: 0644}
   fake_helm: shell body    a fake helm binary for this row instead of the real one
   args / env / app_dir     what to run (defaults: `{repo}/app`, `--repo-root {repo} --app dev-a`)
   exit, error (regex searched in the one stderr line), stdout_contains, never_created, max_seconds,
@@ -97,6 +97,8 @@ def _prepare(row: dict[str, Any], tmp: Path, helm: str) -> tuple[list[str], dict
     (tmp / "marker.sh").chmod(0o755)
     for name in row.get("remove", []):
         (repo / name).unlink()
+    for name in row.get("fifos", []):
+        os.mkfifo(repo / name)
     for name, content in (row.get("files") or {}).items():
         _write(repo / _fill(name, places), content, places)
     for name, target in (row.get("links") or {}).items():

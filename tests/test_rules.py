@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,18 @@ def test_a_control_character_is_reported_on_its_line_in_one_line() -> None:
     with pytest.raises(ConfigError, match=r"^chartshare.yaml:3: not valid YAML: unacceptable character #x0001") as info:
         load(HEAD + "owner: a\x01b\n")
     assert "\n" not in str(info.value)
+
+
+def test_an_ownership_file_that_is_no_regular_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "chartshare.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match=r"chartshare.yaml: not a regular file"):
+        rules.load(fifo, "chartshare.yaml")
+
+
+def test_a_huge_ownership_file_is_refused_without_reading_it_whole(tmp_path: Path) -> None:
+    big = tmp_path / "chartshare.yaml"
+    with big.open("wb") as file:
+        file.truncate(1 << 30)  # sparse: a GiB on paper, nothing on disk
+    with pytest.raises(ConfigError, match=r"1073741824 bytes is too large for an ownership file"):
+        rules.load(big, "chartshare.yaml")
