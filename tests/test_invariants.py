@@ -1,8 +1,9 @@
 """Invariants of the ownership stage over generated fleets, renders and rule sets (hypothesis).
 
-CI runs a fixed budget (the `ci` profile); `HYPOTHESIS_PROFILE=long pytest tests/test_properties.py` runs
-many more examples. The stage under test is `pipeline.process`, the pure heart `generate` and `check` share,
-fed streams shaped like helm's (`# Source:` comments, block and flow styles, comments, sync-options).
+CI runs a fixed budget (60 examples per test); `CHARTSHARE_PROPERTY_EXAMPLES=5000 pytest
+tests/test_invariants.py` runs many more. The stage under test is `pipeline.process`, the pure heart
+`generate` and `check` share, fed streams shaped like helm's (`# Source:` comments, block and flow
+styles, comments, sync-options).
 """
 
 from __future__ import annotations
@@ -21,9 +22,13 @@ from cmp import goyaml, manifests, pipeline
 from cmp.model import App
 from cmp.rules import Ownership, parse
 
-settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("long", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# A fixed budget per test in CI; CHARTSHARE_PROPERTY_EXAMPLES=5000 for a long run. (No global profile:
+# other modules' hypothesis settings stay as they are.)
+BUDGET = settings(
+    max_examples=int(os.environ.get("CHARTSHARE_PROPERTY_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 # (apiVersion, kind, cluster-scoped?) ; Widget has no known scope: chartshare treats it as namespaced
 KINDS = (
@@ -121,6 +126,7 @@ fleets = st.lists(st.sampled_from(APPS), min_size=1, max_size=4, unique=True)
 renders = st.lists(docs, min_size=1, max_size=10)
 
 
+@BUDGET
 @given(renders, rules, fleets, st.sampled_from(APPS), st.sampled_from(("keep", "strip")))
 def test_ownership_is_a_partition_across_the_fleet(
     render: list[Doc], rule_list: list[tuple[dict[str, str], str]], fleet: list[str], owner: str, unowned: str
@@ -145,6 +151,7 @@ def test_ownership_is_a_partition_across_the_fleet(
         assert len(emitted.get(key, [])) <= 1
 
 
+@BUDGET
 @given(renders, rules, st.sampled_from(APPS))
 def test_objects_no_rule_touches_keep_helms_bytes(
     render: list[Doc], rule_list: list[tuple[dict[str, str], str]], app: str
@@ -157,6 +164,7 @@ def test_objects_no_rule_touches_keep_helms_bytes(
             assert chunk.text in out  # byte for byte, `# Source:` comment and all
 
 
+@BUDGET
 @given(renders, rules, st.sampled_from(APPS), st.sampled_from(APPS), st.booleans())
 def test_output_is_deterministic_and_a_second_pass_changes_nothing(
     render: list[Doc], rule_list: list[tuple[dict[str, str], str]], app: str, owner: str, with_rules: bool
@@ -169,6 +177,7 @@ def test_output_is_deterministic_and_a_second_pass_changes_nothing(
         assert _emit(first[0], ownership, app)[:2] == first[:2]
 
 
+@BUDGET
 @given(renders, rules, st.sampled_from(APPS), st.sampled_from(APPS))
 def test_output_parses_the_way_argo_cd_parses_it(
     render: list[Doc], rule_list: list[tuple[dict[str, str], str]], app: str, owner: str
