@@ -31,9 +31,9 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import TESTS, run_cli
 
 from cmp import rewrite
+from conftest import TESTS, run_cli
 
 ROWS: list[dict[str, Any]] = yaml.safe_load((TESTS / "corpus" / "errors.yaml").read_text(encoding="utf-8"))
 CHART = TESTS / "charts" / "shared"

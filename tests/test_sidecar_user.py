@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from conftest import ROOT
 
 ARGOCD_UID = 999
