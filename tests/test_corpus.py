@@ -13,14 +13,12 @@ Row keys (all optional but `name` and `error`/`exit`):
   args / env / app_dir     what to run (defaults: `{repo}/app`, `--repo-root {repo} --app dev-a`)
   exit, error (regex searched in the one stderr line), stdout_contains, never_created, max_seconds,
   killed_pids / cleanup_pids: files under {tmp} holding pids that must be dead / are to be killed after
-  needs: rewrite           the row expects the rename/patch stage of issue 3; skipped until it exists
 Placeholders: {repo} {tmp} {outside} {helm} (the real helm of this run), {byte:XX} (a raw non-UTF-8 byte).
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import os
 import re
 import shutil
@@ -32,7 +30,6 @@ from typing import Any
 import pytest
 import yaml
 
-from cmp import rewrite
 from conftest import TESTS, run_cli
 
 ROWS: list[dict[str, Any]] = yaml.safe_load((TESTS / "corpus" / "errors.yaml").read_text(encoding="utf-8"))
@@ -45,7 +42,6 @@ rules:
   - match: {group: "", kind: Namespace, name: shoong}
     owner: dev-a
 """
-REWRITE_MISSING = "not supported yet" in inspect.getsource(rewrite)
 
 
 def _fill(text: str, places: dict[str, str]) -> str:
@@ -121,8 +117,6 @@ def _prepare(row: dict[str, Any], tmp: Path, helm: str) -> tuple[list[str], dict
 
 @pytest.mark.parametrize("row", ROWS, ids=[row["name"] for row in ROWS])
 def test_bad_input(row: dict[str, Any], helm: str, tmp_path: Path) -> None:
-    if row.get("needs") == "rewrite" and REWRITE_MISSING:
-        pytest.skip("needs `others: rename` / `patch:` (issue 3); enable by merging the rewrite stage")
     args, env = _prepare(row, tmp_path, helm)
     started = time.monotonic()
     try:
