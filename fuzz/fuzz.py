@@ -1,5 +1,6 @@
 """Fuzz the three parsers that read untrusted text: chartshare.yaml, helm's output stream, and the
-Application parameters (ARGOCD_APP_PARAMETERS, PARAM_*, ARGOCD_ENV_CHARTSHARE_*).
+Application parameters (ARGOCD_APP_PARAMETERS, PARAM_*, ARGOCD_ENV_CHARTSHARE_*); and the pure pipeline
+behind them (decide, strip, rename with reference fixing, JSON Patch, protect) on any stream.
 
 A finding is any exception other than the parser's own ChartShareError: those would reach the user as
 "internal error", the one outcome chartshare promises never to have. Each finding becomes a row of
@@ -30,7 +31,30 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-TARGETS = ("config", "manifests", "params")
+TARGETS = ("config", "manifests", "params", "pipeline")
+# The rules the pipeline target applies: every action, JSON Patch, and a user reference, for two apps.
+PIPELINE_RULES = """apiVersion: chartshare/v1
+kind: ChartShare
+owner: dev-a
+unowned: keep
+allowEmpty: true
+rules:
+  - match: {kind: Namespace}
+    owner: dev-a
+  - match: {kind: "Cluster*"}
+    others: rename
+    renameTo: "{app}-{name}"
+    patch: [{op: add, path: /metadata/labels, value: {team: x}}]
+  - match: {kind: ServiceAccount}
+    others: rename
+  - match: {kind: ConfigMap}
+    patch: [{op: replace, path: /data/mode, value: "off"}, {op: remove, path: /data/x}]
+  - match: {kind: PriorityClass}
+    owner: dev-b
+    others: fail
+references:
+  - {kind: ClusterRole, from: {group: example.io, kind: Widget}, path: /spec/roleName}
+"""
 
 
 def _load_targets() -> dict[str, Callable[[bytes], None]]:
@@ -44,8 +68,11 @@ def _load_targets() -> dict[str, Callable[[bytes], None]]:
 
 
 def _targets() -> dict[str, Callable[[bytes], None]]:
-    from cmp import config, manifests, params, rules
+    from cmp import config, manifests, params, pipeline, rules
     from cmp.errors import ChartShareError
+    from cmp.model import App
+
+    ownership = rules.parse(PIPELINE_RULES, Path("chartshare.yaml"), "chartshare.yaml")
 
     def fuzz_config(data: bytes) -> None:
         text = data.decode("utf-8", errors="replace")
@@ -77,7 +104,22 @@ def _targets() -> dict[str, Callable[[bytes], None]]:
             with contextlib.suppress(ChartShareError):
                 decode()
 
-    return {"config": fuzz_config, "manifests": fuzz_manifests, "params": fuzz_params}
+    def fuzz_pipeline(data: bytes) -> None:
+        """The whole pure pipeline (decide, strip, rename with references, patch, protect) on any stream."""
+        stream = data.decode("utf-8", errors="replace")
+        for app in (App("dev-a", "web", "shoong"), App("team_dev-b", "web", "shoong")):
+            with contextlib.suppress(ChartShareError):
+                outcome = pipeline.process(manifests.parse(stream), ownership, app)
+                manifests.emit_yaml(outcome.resources)
+                manifests.emit_json(outcome.resources)
+                pipeline.summary(outcome)
+
+    return {
+        "config": fuzz_config,
+        "manifests": fuzz_manifests,
+        "params": fuzz_params,
+        "pipeline": fuzz_pipeline,
+    }
 
 
 def run_one(target: str, libfuzzer_args: list[str]) -> None:
