@@ -100,6 +100,8 @@ def run(
         ) from None
     except PermissionError:
         raise HelmError(f"helm binary {argv[0]!r} is not executable") from None
+    except OSError as error:  # ENOEXEC: a helm built for another CPU or OS, or a script without #!
+        raise HelmError(f"helm binary {argv[0]!r} cannot be run: {error.strerror}") from None
     try:
         out, err = process.communicate(input=stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
