@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -166,8 +167,21 @@ def parameters(
     sys.stdout.flush()
 
 
+class _Terminated(ChartShareError):
+    """SIGTERM: the sidecar is stopping, or Argo CD gave up on the request."""
+
+    exit_code = 143
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """Unwind like any error, so helm's process group is killed on the way out (its own session would
+    otherwise outlive chartshare) and the reason is said on stderr."""
+    raise _Terminated("stopped by SIGTERM; helm and everything it started were killed")
+
+
 def main() -> None:
     """Console entry point: every failure becomes one stderr line and an exit status, never a traceback."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         app()
     except ChartShareError as error:

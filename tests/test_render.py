@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 
 from cmp import render
 from cmp.errors import HelmError
+from conftest import ROOT, clean_env
 
 
 def test_include_crds_is_always_said_so_helm_2_fails_fast() -> None:
@@ -67,3 +70,26 @@ def test_leftovers_of_a_helm_that_succeeded_are_killed(tmp_path: Path) -> None:
     helm = _script(tmp_path, f"sleep 300 >/dev/null 2>&1 &\necho $! > {tmp_path}/child\necho ok\n")
     assert render.run([str(helm)], cwd=tmp_path, timeout=5, what="helm template") == "ok\n"
     assert _gone(int((tmp_path / "child").read_text()))
+
+
+def test_sigterm_takes_helms_process_group_down_with_chartshare(tmp_path: Path) -> None:
+    """helm runs in a session of its own, so Argo CD's SIGTERM to chartshare's group never reaches it:
+    chartshare must pass it on, and still say why it stopped."""
+    helm = _script(tmp_path, f"sleep 300 &\necho $! > {tmp_path}/child\necho $$ > {tmp_path}/helm\nsleep 300\n")
+    chart = ROOT / "tests" / "charts" / "shared"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cmp", "generate", str(chart), "--app", "web", "--helm", str(helm)],
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while not (tmp_path / "child").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=20)
+    assert process.returncode == 143
+    assert out == ""
+    assert err == "chartshare: error: stopped by SIGTERM; helm and everything it started were killed\n"
+    assert _gone(int((tmp_path / "helm").read_text())) and _gone(int((tmp_path / "child").read_text()))
