@@ -96,10 +96,18 @@ def _parts(item: str | tuple[str, str]) -> tuple[str, ...]:
     return (item,) if isinstance(item, str) else item
 
 
+def _resolved(path: Path, what: str) -> Path:
+    """Path.resolve(), whose symlink-loop error (RuntimeError in 3.11, OSError later) becomes a PathError."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        raise PathError(f"{what} is a symlink loop") from None
+
+
 def resolve_path(raw: str, base: Path, root: Path, what: str) -> Path:
     """A path relative to `base` (or to the repository root with a leading `/`), confined to `root`."""
     candidate = root / raw.lstrip("/") if raw.startswith("/") else base / raw
-    resolved = candidate.resolve()
+    resolved = _resolved(candidate, f"{what}: file '{raw}'")
     if not resolved.is_relative_to(root):
         raise PathError(f"{what}: file '{raw}' resolved to outside repository root")
     if not resolved.exists():
@@ -165,13 +173,17 @@ def build(
     timeout: float | None,
 ) -> Config:
     """Resolve every input of `generate`; raises ParameterError / PathError naming the culprit."""
-    app_dir = app_dir.resolve()
+    app_dir = _resolved(app_dir, f"APP_DIR {app_dir}")
     if not app_dir.is_dir():
         raise PathError(f"APP_DIR {app_dir} is not a directory")
     name = app_name or env.get("ARGOCD_APP_NAME", "")
     if not name:
         raise ParameterError("no application name: pass --app NAME or set ARGOCD_APP_NAME")
-    root = repo_root.resolve() if repo_root else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", ""))
+    root = (
+        _resolved(repo_root, f"--repo-root {repo_root}")
+        if repo_root
+        else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", ""))
+    )
     if not app_dir.is_relative_to(root):
         raise PathError(f"APP_DIR {app_dir} is outside the repository root {root}")
     if timeout is not None and not (math.isfinite(timeout) and 1 <= timeout <= MAX_TIMEOUT):
