@@ -1,6 +1,7 @@
-"""The sidecar's run: uid 999, HOME=/tmp, a read-only repository copy. chartshare (and the helm it runs)
-must write nothing outside the sidecar's /tmp: not into the repository, not into the machine's shared
-places. The sidecar's own /tmp emptyDir is stood in for by a fresh directory that is HOME and TMPDIR.
+"""The sidecar's run: uid 999, HOME=/tmp, a read-only repository copy. chartshare's init, generate and
+parameters commands (and the helm they run) must write nothing outside the sidecar's /tmp: not into the
+repository, not into the machine's shared places. The sidecar's own /tmp emptyDir is stood in for by a
+fresh directory that is HOME and TMPDIR.
 
 Needs root (to become uid 999) and an interpreter uid 999 may run; skipped, saying why, otherwise.
 """
@@ -79,7 +80,7 @@ def sidecar(helm: str) -> Iterator[dict[str, Path]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def test_generate_as_uid_999_writes_nothing_outside_tmp(sidecar: dict[str, Path]) -> None:
+def test_the_sidecar_commands_as_uid_999_write_nothing_outside_tmp(sidecar: dict[str, Path]) -> None:
     python = _interpreter()
     if python is None:
         pytest.skip("no Python of this version that uid 999 may run")
@@ -106,16 +107,21 @@ def test_generate_as_uid_999_writes_nothing_outside_tmp(sidecar: dict[str, Path]
         pytest.skip(f"uid 999 cannot import chartshare's dependencies here: {probe.stderr.decode()[-200:]}")
     before_repo = _snapshot(repo)
     before_shared = {folder: _listing(folder) for folder in (Path("/tmp"), *SHARED_WRITABLE)}
-    result = subprocess.run(
-        [*as_argocd, python, "-m", "cmp", "generate"],
-        cwd=repo / APP,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "kind: Namespace" in result.stdout and "Traceback" not in result.stderr
+    results = {
+        command: subprocess.run(
+            [*as_argocd, python, "-m", "cmp", command],
+            cwd=repo / APP,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        for command in ("init", "generate", "parameters")  # the sidecar's three commands, in Argo CD's order
+    }
+    for command, result in results.items():
+        assert result.returncode == 0, f"{command}: {result.stderr}"
+        assert "Traceback" not in result.stderr
+    assert "kind: Namespace" in results["generate"].stdout
     assert _snapshot(repo) == before_repo, "the repository copy changed"
     for folder, names in before_shared.items():
         assert _listing(folder) == names, f"something new appeared in {folder}"
