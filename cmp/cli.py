@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -113,10 +114,13 @@ def generate(
         text = manifests.emit_json(outcome.resources)
     else:
         text = manifests.emit_yaml(outcome.resources)
+    data = text.encode("utf-8")  # the bytes Argo CD receives are what the limit counts
+    manifests.refuse_oversize(data, resolved.max_output)
     for line in pipeline.summary(outcome):
         _say(line)
-    sys.stdout.write(text)
     sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
 
 
 @app.command("init")
@@ -232,12 +236,25 @@ def _refuse(problems: list[str]) -> None:
         raise typer.Exit(2)
 
 
+class _Terminated(ChartShareError):
+    """SIGTERM: the sidecar is stopping, or Argo CD gave up on the request."""
+
+    exit_code = 143
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """Unwind like any error, so helm's process group is killed on the way out (its own session would
+    otherwise outlive chartshare) and the reason is said on stderr."""
+    raise _Terminated("stopped by SIGTERM; helm and everything it started were killed")
+
+
 def main() -> None:
     """Console entry point: every failure becomes one stderr line and an exit status, never a traceback."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         app()
     except ChartShareError as error:
-        _say(f"error: {error}")
+        _say(f"error: {_one_line(str(error))}")
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         _say("error: interrupted")
@@ -245,5 +262,10 @@ def main() -> None:
     except BrokenPipeError:
         sys.exit(1)
     except Exception as error:
-        _say(f"error: internal error ({type(error).__name__}: {error}); please report it")
+        _say(f"error: internal error ({type(error).__name__}: {_one_line(str(error))}); please report it")
         sys.exit(1)
+
+
+def _one_line(message: str) -> str:
+    """Argo CD shows stderr as the sync error: one line, whatever a library put in the message."""
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())

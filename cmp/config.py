@@ -8,16 +8,20 @@ variables, defaults. Every path is resolved with symlinks followed and must stay
 from __future__ import annotations
 
 import glob
+import math
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import params
-from .errors import ParameterError, PathError
+from .errors import ParameterError, PathError, UsageError
 from .params import Value
 
 DEFAULT_TIMEOUT = 45.0  # Argo CD SIGKILLs a plugin at 60 s; helm must be stopped, and reported, before that
+GRPC_LIMIT_MB = 100  # Argo CD's default ARGOCD_GRPC_MAX_SIZE_MB: the whole manifest response must fit
+MAX_TIMEOUT = 3600.0  # far beyond any Argo CD deadline; larger values overflow the poll() the wait uses
 CONFIG_FILE = "chartshare.yaml"
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -45,6 +49,7 @@ class Config:
     config_path: Path | None
     helm: str
     timeout: float
+    max_output: int = GRPC_LIMIT_MB << 20
 
 
 def release_from_app(app_name: str) -> str:
@@ -73,15 +78,73 @@ def merged(flags: Mapping[str, Value | None], env: Mapping[str, str]) -> dict[st
     return {**params.from_plugin_env(env), **app_params, **given}
 
 
+def _refuse_non_utf8(values: Mapping[str, Value]) -> None:
+    """Argo CD sends parameters as JSON built by Go, always UTF-8; anything else was crafted, and would
+    only crash later on its way into helm's argv or the inline values file."""
+    for name, value in values.items():
+        texts = [value] if isinstance(value, str) else [part for item in value for part in _parts(item)]
+        for text in texts:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise ParameterError(
+                    f"parameter {name!r} is not valid UTF-8 text (bad character at offset {error.start})"
+                ) from None
+
+
+def _parts(item: str | tuple[str, str]) -> tuple[str, ...]:
+    return (item,) if isinstance(item, str) else item
+
+
+def _resolved(path: Path, what: str) -> Path:
+    """Path.resolve(), whose symlink-loop error (RuntimeError in 3.11, OSError later) becomes a PathError."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        raise PathError(f"{what} is a symlink loop") from None
+
+
 def resolve_path(raw: str, base: Path, root: Path, what: str) -> Path:
     """A path relative to `base` (or to the repository root with a leading `/`), confined to `root`."""
     candidate = root / raw.lstrip("/") if raw.startswith("/") else base / raw
-    resolved = candidate.resolve()
+    resolved = _resolved(candidate, f"{what}: file '{raw}'")
     if not resolved.is_relative_to(root):
         raise PathError(f"{what}: file '{raw}' resolved to outside repository root")
     if not resolved.exists():
         raise PathError(f"{what}: file '{raw}' does not exist (looked for {resolved})")
     return resolved
+
+
+def confine_tree(folder: Path, root: Path, what: str) -> None:
+    """Every symlink under `folder` (a chart) must resolve inside the repository: helm follows them
+    and renders, or hands to `.Files.Get`, whatever they point at (/etc/passwd, a service-account token)."""
+    pending, seen = [folder], {folder}
+    while pending:
+        current = pending.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError as error:
+            raise PathError(f"{what}: cannot read {_shown(Path(current), root)}: {error.strerror}") from None
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    raise PathError(f"{what}: symlink {_shown(path, root)} is broken or loops") from None
+                if not target.is_relative_to(root):
+                    raise PathError(
+                        f"{what}: symlink {_shown(path, root)} resolved to outside repository root ({target})"
+                    )
+                if target.is_dir() and target not in seen:  # helm walks into it: so do we, once
+                    seen.add(target)
+                    pending.append(target)
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(path)
+
+
+def _shown(path: Path, root: Path) -> str:
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
 def resolve_values_files(patterns: tuple[str, ...], app_dir: Path, root: Path) -> tuple[Path, ...]:
@@ -110,16 +173,23 @@ def build(
     timeout: float | None,
 ) -> Config:
     """Resolve every input of `generate`; raises ParameterError / PathError naming the culprit."""
-    app_dir = app_dir.resolve()
+    app_dir = _resolved(app_dir, f"APP_DIR {app_dir}")
     if not app_dir.is_dir():
         raise PathError(f"APP_DIR {app_dir} is not a directory")
     name = app_name or env.get("ARGOCD_APP_NAME", "")
     if not name:
         raise ParameterError("no application name: pass --app NAME or set ARGOCD_APP_NAME")
-    root = repo_root.resolve() if repo_root else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", ""))
+    root = (
+        _resolved(repo_root, f"--repo-root {repo_root}")
+        if repo_root
+        else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", ""))
+    )
     if not app_dir.is_relative_to(root):
         raise PathError(f"APP_DIR {app_dir} is outside the repository root {root}")
+    if timeout is not None and not (math.isfinite(timeout) and 1 <= timeout <= MAX_TIMEOUT):
+        raise UsageError(f"--timeout {timeout:g} is not a number of seconds between 1 and {MAX_TIMEOUT:g}")
     values = merged(flags, env)
+    _refuse_non_utf8(values)
 
     def text(parameter: str, fallback: str) -> str:
         value = values.get(parameter)
@@ -134,18 +204,18 @@ def build(
         return tuple(item for item in value if isinstance(item, tuple))
 
     release = text("release-name", release_from_app(name))
-    if not (_DNS_SUBDOMAIN.match(release) and len(release) <= 53):
+    if not (_DNS_SUBDOMAIN.fullmatch(release) and len(release) <= 53):
         raise ParameterError(
             f"release-name {release!r} is not a valid helm release name "
             "(lower-case letters, digits, '-' and '.', at most 53 characters)"
         )
     namespace = text("namespace", env.get("ARGOCD_APP_NAMESPACE", ""))
-    if namespace and not (_DNS_LABEL.match(namespace) and len(namespace) <= 63):
+    if namespace and not (_DNS_LABEL.fullmatch(namespace) and len(namespace) <= 63):
         raise ParameterError(
             f"namespace {namespace!r} is not a valid namespace name (lower-case letters, digits and '-', at most 63)"
         )
     kube_version = text("kube-version", env.get("KUBE_VERSION", ""))
-    if kube_version and not _KUBE_VERSION.match(kube_version):
+    if kube_version and not _KUBE_VERSION.fullmatch(kube_version):
         raise ParameterError(f"kube-version {kube_version!r} is not a version like 1.31.2")
     request_api_versions = tuple(entry for entry in env.get("KUBE_API_VERSIONS", "").split(",") if entry)
     config_raw = text("config", "")
@@ -171,4 +241,15 @@ def build(
         config_path=config_path,
         helm=helm or env.get("CHARTSHARE_HELM", "") or "helm",
         timeout=timeout if timeout is not None else DEFAULT_TIMEOUT,
+        max_output=_grpc_limit(env) << 20,
     )
+
+
+def _grpc_limit(env: Mapping[str, str]) -> int:
+    """ARGOCD_GRPC_MAX_SIZE_MB when the sidecar has it (set it to what the repo-server has), else 100."""
+    raw = env.get("ARGOCD_GRPC_MAX_SIZE_MB", "").strip()
+    if not raw:
+        return GRPC_LIMIT_MB
+    if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
+        raise ParameterError(f"ARGOCD_GRPC_MAX_SIZE_MB={raw!r} is not a whole number of MiB")
+    return int(raw)

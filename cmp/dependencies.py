@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from . import credentials, render
-from .config import CONFIG_FILE, find_repo_root, merged, resolve_path
+from .config import CONFIG_FILE, confine_tree, find_repo_root, merged, resolve_path
 from .credentials import Credential, Credentials
 from .errors import ConfigError, HelmError, PathError
 
@@ -301,9 +301,14 @@ def ensure(build: Build) -> list[str]:
 
 def _refuse_unbuildable(build: Build, dependency: Dependency) -> None:
     if dependency.scheme == "file":
-        target = (build.chart / dependency.repository.removeprefix("file://")).resolve()
+        try:
+            target = (build.chart / dependency.repository.removeprefix("file://")).resolve()
+        except (OSError, RuntimeError):
+            raise PathError(f"dependency {dependency.label}: a symlink loop") from None
         if not target.is_relative_to(build.root):
             raise PathError(f"dependency {dependency.label}: resolved to outside repository root")
+        # helm package follows links; once packaged, generate's own check of the chart cannot see inside
+        confine_tree(target, build.root, f"dependency {dependency.label}")
         if not (target / "Chart.yaml").is_file():
             raise PathError(f"dependency {dependency.label}: {target} holds no Chart.yaml")
     elif not dependency.scheme:

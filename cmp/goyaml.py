@@ -9,8 +9,11 @@ dumping share one resolver that mirrors go-yaml's, and the libyaml C parser and 
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -65,8 +68,37 @@ _add(
 _add("tag:yaml.org,2002:timestamp", _TIMESTAMP.pattern, "0123456789")
 
 
+_GO_INT_RANGE = range(-(1 << 63), 1 << 64)  # what strconv.ParseInt (int64) or ParseUint (uint64) accepts
+
+
+def _implicit(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
+    """Whether the node's tag is the one its plain text resolves to (not an explicit `!!int abc`)."""
+    if node.style:
+        return False
+    resolved = loader.resolve(yaml.ScalarNode, node.value, (True, False))  # type: ignore[no-untyped-call]
+    return bool(resolved == node.tag)
+
+
+def _undecodable(node: yaml.ScalarNode) -> yaml.constructor.ConstructorError:
+    """go-yaml refuses an explicit tag its text does not fit: `cannot decode !!str `x` as a !!bool`."""
+    return yaml.constructor.ConstructorError(
+        None, None, f"cannot decode {node.value!r} as {node.tag.rpartition(':')[2]}", node.start_mark
+    )
+
+
+def _go_float(text: str) -> float | None:
+    """strconv.ParseFloat on go-yaml's float syntax; None where Go fails (bad text, or out of range)."""
+    if not _FLOAT.match(text):
+        return None
+    value = float(text)
+    return None if math.isinf(value) else value
+
+
 def _construct_bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
-    return _BOOLS[loader.construct_scalar(node)]
+    value = _BOOLS.get(loader.construct_scalar(node))
+    if value is None:
+        raise _undecodable(node)
+    return value
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float | str:
@@ -74,20 +106,45 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | floa
     if _INT.match(text):
         sign = -1 if text.startswith("-") else 1
         digits = text.lstrip("+-")
-        if len(digits) > 1 and digits[0] == "0" and digits[1] in "01234567":
-            return sign * int(digits, 8)  # Go's base 0 reads a leading zero as octal
         try:
-            return sign * int(digits, 0)
-        except ValueError:
-            pass
-    if _FLOAT.match(text):
-        return float(text)
-    return loader.construct_scalar(node)  # e.g. `09`: no Go number, so a string
+            if len(digits) > 1 and digits[0] == "0" and digits[1] in "01234567":
+                number = sign * int(digits, 8)  # Go's base 0 reads a leading zero as octal
+            else:
+                number = sign * int(digits, 0)
+        except ValueError:  # e.g. over Python's 4300-digit conversion limit
+            number = None
+        if number is not None and number in _GO_INT_RANGE:
+            return number
+    value = _go_float(text)  # beyond 64 bits Go falls back to a float, or else keeps the text
+    if value is not None:
+        return value
+    if not _implicit(loader, node):
+        raise _undecodable(node)
+    return loader.construct_scalar(node)  # e.g. `09`... no Go number, so a string
 
 
-def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float | str:
     text = loader.construct_scalar(node)
-    return _SPECIAL_FLOATS.get(text) or float(_numeric(text))
+    special = _SPECIAL_FLOATS.get(text)
+    if special is not None:
+        return special
+    value = _go_float(_numeric(text))
+    if value is not None:
+        return value
+    if not _implicit(loader, node):
+        raise _undecodable(node)
+    return text  # `1e_`, `._`, `1e999`: plain text Go cannot parse as a float stays a string
+
+
+def _construct_binary(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    """go-yaml decodes `!!binary` into a string (JSON then replaces invalid UTF-8), never into bytes."""
+    try:
+        data = base64.b64decode("".join(loader.construct_scalar(node).split()), validate=True)
+    except ValueError:
+        raise yaml.constructor.ConstructorError(
+            None, None, "!!binary value contains invalid base64 data", node.start_mark
+        ) from None
+    return data.decode("utf-8", errors="replace")
 
 
 def _construct_timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
@@ -122,6 +179,14 @@ def go_timestamp(text: str) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Iterator[dict[Any, Any]]:
+    return loader.construct_yaml_map(node)
+
+
+def _construct_sequence(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> Iterator[list[Any]]:
+    return loader.construct_yaml_seq(node)
+
+
 class GoLoader(yaml.CSafeLoader, GoResolver):
     """libyaml's parser with go-yaml's scalar rules."""
 
@@ -131,6 +196,11 @@ GoLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
 GoLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 GoLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 GoLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+GoLoader.add_constructor("tag:yaml.org,2002:binary", _construct_binary)
+# go-yaml knows no sets or ordered maps: the nodes stay a mapping and a sequence of mappings.
+GoLoader.add_constructor("tag:yaml.org,2002:set", _construct_mapping)
+GoLoader.add_constructor("tag:yaml.org,2002:omap", _construct_sequence)
+GoLoader.add_constructor("tag:yaml.org,2002:pairs", _construct_sequence)
 
 
 class GoDumper(yaml.CSafeDumper, GoResolver):
@@ -155,8 +225,72 @@ GoDumper.add_representer(str, _represent_str)
 
 
 def load(text: str) -> Any:
-    """Parse one YAML document as Kubernetes would."""
-    return yaml.load(text, Loader=GoLoader)
+    """Parse one YAML document as Kubernetes would, refusing the alias bombs and self-containing anchors
+    go-yaml refuses (PyYAML shares an aliased value, but JSON output and every walk over it expand it)."""
+    if "&" not in text or "*" not in text:  # no anchor or no alias: nothing to expand
+        return yaml.load(text, Loader=GoLoader)
+    loader = GoLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_aliasing(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    """go-yaml v2's allowedAliasRatio: 99% of a small document may come from aliases, 10% of a huge one."""
+    low, high = 400_000, 4_000_000
+    if decoded <= low:
+        return 0.99
+    if decoded >= high:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - low) / (high - low)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [child for pair in node.value for child in pair]
+    return []
+
+
+def _check_aliasing(root: yaml.Node) -> None:
+    """Count what go-yaml v2 counts while decoding (every node, aliases expanded) without expanding
+    anything, and fail where it fails: "document contains excessive aliasing", or an anchor inside itself."""
+    expanded: dict[int, int] = {}  # id(node) -> nodes go-yaml decodes for it, aliases included
+    on_path: set[int] = set()
+    pending: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while pending:  # post-order, iterative: a deep document must not exhaust Python's stack
+        node, finished = pending.pop()
+        if finished:
+            on_path.discard(id(node))
+            expanded[id(node)] = 1 + sum(expanded[id(child)] for child in _children(node))
+        elif id(node) in on_path:
+            raise yaml.composer.ComposerError(None, None, "an anchor's value contains itself", node.start_mark)
+        elif id(node) not in expanded:
+            on_path.add(id(node))
+            pending.append((node, True))
+            pending.extend((child, False) for child in _children(node))
+    decoded, aliased = 1, 0  # the document node counts once
+    seen: set[int] = set()
+    order = [root]
+    while order:  # document order: the first visit of a node is its anchor, later ones are aliases
+        node = order.pop()
+        if id(node) in seen:
+            decoded += 1 + expanded[id(node)]
+            aliased += expanded[id(node)]
+        else:
+            seen.add(id(node))
+            decoded += 1
+            order.extend(reversed(_children(node)))
+        if aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded):
+            raise yaml.composer.ComposerError(
+                None, None, "document contains excessive aliasing (as Kubernetes' YAML reader says)", node.start_mark
+            )
 
 
 def dump(obj: Any) -> str:

@@ -88,6 +88,8 @@ def _load(chunk: Chunk) -> Any:
         line = f" line {mark.line + 1}:" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise ManifestError(f"{_where(chunk)}:{line} not valid YAML: {problem}") from None
+    except RecursionError:
+        raise ManifestError(f"{_where(chunk)}: a document is nested too deeply to process") from None
 
 
 def _checked(resource: Resource, chunk: Chunk) -> Resource:
@@ -115,11 +117,35 @@ def emit_yaml(resources: Iterable[Resource]) -> str:
             text = resource.text
         else:
             header = f"# Source: {resource.source}\n" if resource.source else ""
-            text = header + goyaml.dump(resource.obj)
+            try:
+                text = header + goyaml.dump(resource.obj)
+            except RecursionError:
+                raise ManifestError(f"{resource.id}: nested too deeply to write back") from None
         parts.append("---\n" + text if text.endswith("\n") else "---\n" + text + "\n")
     return "".join(parts)
 
 
 def emit_json(resources: Iterable[Resource]) -> str:
     """One compact JSON object per line, the other stream format Argo CD reads."""
-    return "".join(json.dumps(resource.obj, separators=(",", ":")) + "\n" for resource in resources)
+    return "".join(_json(resource) + "\n" for resource in resources)
+
+
+def _json(resource: Resource) -> str:
+    """Strict JSON: `.nan`/`.inf` have no JSON spelling (Kubernetes refuses them too), so they are an error."""
+    try:
+        return json.dumps(resource.obj, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        raise ManifestError(f"{resource.id}: holds .nan or .inf, which JSON (and Kubernetes) cannot carry") from None
+    except RecursionError:
+        raise ManifestError(f"{resource.id}: nested too deeply to write as JSON") from None
+
+
+def refuse_oversize(data: bytes, limit: int) -> None:
+    """Argo CD fails a manifest response over its gRPC limit with an opaque error, deep in the repo-server;
+    say it here, in numbers, instead."""
+    if len(data) > limit:
+        raise ManifestError(
+            f"the output is {len(data):,} bytes, over Argo CD's {limit >> 20} MiB gRPC message limit "
+            "(ARGOCD_GRPC_MAX_SIZE_MB); split the app, strip resources, or raise the limit on the repo-server "
+            "and this sidecar"
+        )

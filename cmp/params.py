@@ -110,6 +110,8 @@ def from_app_parameters(raw: str) -> dict[str, Value]:
         entries = json.loads(raw) if raw.strip() else None
     except ValueError as error:
         raise ParameterError(f"{where} is not valid JSON ({error}); it should be Argo CD's parameter list") from None
+    except RecursionError:
+        raise ParameterError(f"{where} is nested too deeply; it should be Argo CD's flat parameter list") from None
     if entries is None:
         return {}
     if not isinstance(entries, list):
@@ -185,8 +187,14 @@ def from_param_variables(env: Mapping[str, str]) -> dict[str, Value]:
     return values
 
 
+_INDEX = re.compile(r"[0-9]+")
+
+
 def _indexed(env: Mapping[str, str], prefix: str, claimed: set[str]) -> tuple[str, ...]:
-    found = {name: name[len(prefix) :] for name in env if name.startswith(prefix) and name[len(prefix) :].isdigit()}
+    """`PARAM_<NAME>_<i>` with an ASCII index (str.isdigit also admits '²', which int() refuses)."""
+    found = {
+        name: name[len(prefix) :] for name in env if name.startswith(prefix) and _INDEX.fullmatch(name[len(prefix) :])
+    }
     claimed.update(found)
     return tuple(env[name] for name in sorted(found, key=lambda name: int(found[name])))
 

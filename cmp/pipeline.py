@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import handoff, manifests, render, rules
-from .config import Config, resolve_path
+from .config import Config, confine_tree, resolve_path
 from .decide import decide, matching_rule
 from .errors import ConfigError, ManifestError, RuleError
 from .model import Action, App, Decision, Resource, ResourceId
@@ -103,11 +103,14 @@ def load_ownership(config: Config) -> Ownership | None:
 
 
 def chart_dir(config: Config, ownership: Ownership | None) -> Path:
+    """The chart folder, confined to the repository with every symlink in it."""
     if ownership is None:
+        confine_tree(config.app_dir, config.repo_root, "chart")
         return config.app_dir
     chart = resolve_path(ownership.chart, ownership.path.parent, config.repo_root, f"{ownership.path.name}: chart")
     if not (chart / "Chart.yaml").is_file():
         raise ConfigError(f"{_display(ownership.path, config.repo_root)}: chart: {chart} holds no Chart.yaml")
+    confine_tree(chart, config.repo_root, f"{ownership.path.name}: chart")
     return chart
 
 

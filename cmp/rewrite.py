@@ -275,22 +275,25 @@ def _patch(resource: Resource, decision: Decision, ownership: Ownership | None) 
 
     label = _rule_label(decision, ownership)
     before = resource.obj
-    work: Any = copy.deepcopy(before)
-    for position, operation in enumerate(decision.patch):
-        try:
-            work = jsonpatch.JsonPatch([operation]).apply(work, in_place=True)
-        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as error:
-            raise RuleError(
-                f"{label}: patch[{position}] ({_operation(operation)}) fails on {resource.id}{_where(resource)}: "
-                f"{_cause(error, operation)}; fix the operation or narrow the rule's match"
-            ) from None
+    try:  # copying and comparing recurse: a document nested hundreds deep exhausts Python's stack
+        work: Any = copy.deepcopy(before)
+        for position, operation in enumerate(decision.patch):
+            try:
+                work = jsonpatch.JsonPatch([operation]).apply(work, in_place=True)
+            except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as error:
+                raise RuleError(
+                    f"{label}: patch[{position}] ({_operation(operation)}) fails on {resource.id}"
+                    f"{_where(resource)}: {_cause(error, operation)}; fix the operation or narrow the rule's match"
+                ) from None
+        touched = {key for key in {*before, *work} if before.get(key) != work.get(key)}
+    except RecursionError:
+        raise RuleError(f"{label}: {resource.id}{_where(resource)} is nested too deeply to patch") from None
     problem = _incomplete(work)
     if problem:
         raise RuleError(
             f"{label}: patch leaves {resource.id}{_where(resource)} {problem}, which Argo CD rejects; "
             "fix the operations"
         )
-    touched = {key for key in {*before, *work} if before.get(key) != work.get(key)}
     if touched:
         resource.obj = work
         resource.mark_changed(metadata_only=touched == {"metadata"})

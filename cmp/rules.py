@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -150,8 +151,16 @@ class _Reader:
             entries[key] = value_node
         return entries
 
+    def construct(self, node: yaml.Node, where: str) -> Any:
+        """The node's value; an explicit tag PyYAML cannot build (`!foo`, `!!float abc`) is the user's error."""
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError) as error:
+            problem = getattr(error, "problem", None) or str(error)
+            raise self.error(node, where, f"cannot read {node.tag!r} value: {problem}") from None
+
     def scalar(self, node: yaml.Node, where: str, kind: type[T], what: str) -> T:
-        value = self.loader.construct_object(node) if isinstance(node, yaml.ScalarNode) else None
+        value = self.construct(node, where) if isinstance(node, yaml.ScalarNode) else None
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             raise self.error(node, where, f"must be {what}, got {_describe(node)}")
         return value
@@ -213,11 +222,15 @@ def load(path: Path, display: str | None = None) -> Ownership:
     """Read and validate chartshare.yaml; raises ConfigError naming file, line, place and value."""
     display = display or str(path)
     try:
-        raw = path.read_bytes()
+        if not path.is_file():  # a FIFO would block open() for ever, a device never end
+            raise ConfigError(f"{display}: not a regular file")
+        with path.open("rb") as file:
+            raw = file.read(MAX_CONFIG_BYTES + 1)  # never more than the limit in memory
+            size = max(len(raw), os.fstat(file.fileno()).st_size)
     except OSError as error:
         raise ConfigError(f"{display}: cannot read: {error.strerror}") from None
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{display}: {len(raw)} bytes is too large for an ownership file (limit 1 MiB)")
+        raise ConfigError(f"{display}: {size} bytes is too large for an ownership file (limit 1 MiB)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -234,8 +247,10 @@ def parse(text: str, path: Path, display: str) -> Ownership:
         mark = error.problem_mark or error.context_mark
         line = f":{mark.line + 1}" if mark else ""
         raise ConfigError(f"{display}{line}: not valid YAML: {error.problem or error.context}") from None
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{display}: not valid YAML: {error}") from None
+    except yaml.YAMLError as error:  # a ReaderError (control character...): a position, and a two-line str()
+        position = getattr(error, "position", None)
+        line = f":{text.count(chr(10), 0, position) + 1}" if isinstance(position, int) else ""
+        raise ConfigError(f"{display}{line}: not valid YAML: {str(error).splitlines()[0]}") from None
     finally:
         loader.dispose()
     if node is None:
@@ -399,7 +414,7 @@ def _patch(reader: _Reader, node: yaml.Node, where: str) -> dict[str, Any]:
     if op in ("add", "replace", "test"):
         if "value" not in entries:
             raise reader.error(node, where, f"`{op}` needs a `value`")
-        operation["value"] = reader.loader.construct_object(entries["value"], deep=True)
+        operation["value"] = reader.construct(entries["value"], f"{where}.value")
     if op in ("move", "copy"):
         if "from" not in entries:
             raise reader.error(node, where, f"`{op}` needs a `from` path")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -69,3 +70,50 @@ json_values = st.recursive(
 @given(json_values)
 def test_dump_then_load_is_the_identity(value: object) -> None:
     assert goyaml.load(goyaml.dump({"v": value})) == {"v": value}
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1e_", "1e_"),  # go-yaml strips `_`, fails to parse `1e`, keeps the text
+        ("._", "._"),
+        ("1e999", "1e999"),  # out of float64 range: Go's ParseFloat fails, so a string
+        ("9" * 5000, "9" * 5000),  # beyond int64/uint64 and float64: a string, never Infinity
+        ("18446744073709551615", 18446744073709551615),  # uint64 max is still an integer
+        ("18446744073709551616", 1.8446744073709552e19),  # one more: Go falls back to a float
+        ("0o" + "7" * 5000, "0o" + "7" * 5000),
+        ("008", 8.0),  # found by fuzz/fuzz.py: not octal, so Go's ParseFloat reads it (int("008", 8) crashed)
+        ("!!binary aGVsbG8=", "hello"),  # go-yaml decodes !!binary into a string
+        ("!!set {a, b}", {"a": None, "b": None}),
+        ("!!omap [{a: 1}]", [{"a": 1}]),
+    ],
+)
+def test_odd_scalars_read_as_go_yaml_reads_them(text: str, value: object) -> None:
+    assert goyaml.load(f"x: {text}\n") == {"x": value}
+
+
+@pytest.mark.parametrize("text", ["!!bool maybe", "!!float abc", "!!int zz", "!!binary '*'"])
+def test_an_explicit_tag_the_text_does_not_fit_is_a_yaml_error(text: str) -> None:
+    with pytest.raises(yaml.YAMLError):
+        goyaml.load(f"x: {text}\n")
+
+
+def _laughs(levels: int, fanout: int = 10) -> str:
+    lines = ['a0: &a0 ["lol"]']
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * fanout) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def test_an_alias_bomb_is_refused_before_anything_expands_it() -> None:
+    with pytest.raises(yaml.YAMLError, match="excessive aliasing"):
+        goyaml.load(_laughs(10))  # a billion "lol"s in a few hundred bytes
+
+
+def test_modest_anchors_and_merges_load_as_go_yaml_reads_them() -> None:
+    assert goyaml.load(_laughs(3)) == {"a0": ["lol"], "a1": [["lol"]] * 10, "a2": [[["lol"]] * 10] * 10}
+    assert goyaml.load("a: &x {b: 1}\nc: {<<: *x, d: 2}\n") == {"a": {"b": 1}, "c": {"b": 1, "d": 2}}
+
+
+def test_an_anchor_that_contains_itself_is_refused() -> None:
+    with pytest.raises(yaml.YAMLError, match="contains itself"):
+        goyaml.load("a: &x [1, *x]\n")

@@ -92,3 +92,28 @@ def test_a_comment_only_document_is_glued_to_the_next_one_so_helms_bytes_survive
     (resource,) = manifests.parse(stream)
     assert resource.source == "c/crds/crd.yaml"
     assert manifests.emit_yaml([resource]) == stream
+
+
+def test_nan_has_no_json_spelling_so_json_output_refuses_it() -> None:
+    (resource,) = manifests.parse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {x: .nan}\n")
+    with pytest.raises(ManifestError, match=r"ConfigMap a: holds \.nan or \.inf"):
+        manifests.emit_json([resource])
+
+
+def _nested(depth: int) -> str:
+    return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: " + "[" * depth + "]" * depth + "\n"
+
+
+def test_a_document_too_deep_to_write_back_is_an_error_not_a_crash() -> None:
+    (resource,) = manifests.parse(_nested(600))  # libyaml reads up to 1000 levels; the dumper recurses
+    resource.mark_changed()
+    with pytest.raises(ManifestError, match="ConfigMap a: nested too deeply to write back"):
+        manifests.emit_yaml([resource])
+    with pytest.raises(ManifestError, match="ConfigMap a: nested too deeply to write as JSON"):
+        manifests.emit_json(manifests.parse(_nested(990)))
+
+
+def test_output_over_the_grpc_limit_is_refused_with_its_size() -> None:
+    manifests.refuse_oversize(b"x" * 100, 100)
+    with pytest.raises(ManifestError, match=r"the output is 101 bytes, over Argo CD's 0 MiB gRPC message limit"):
+        manifests.refuse_oversize(b"x" * 101, 100)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import pytest
 
 from cmp import params
-from cmp.config import merged, release_from_app
-from cmp.errors import ParameterError
+from cmp.config import build, merged, release_from_app
+from cmp.errors import ParameterError, UsageError
 
 
 def test_app_parameters_decode_every_type() -> None:
@@ -94,3 +97,60 @@ def test_release_name_drops_the_app_namespace_prefix(app: str, release: str) -> 
 
 def test_every_parameter_has_a_unique_env_name() -> None:
     assert len({p.env_name for p in params.PARAMETERS}) == len(params.PARAMETERS)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"release-name": "web\n"}, "release-name 'web\\\\n' is not a valid helm release name"),
+        ({"namespace": "shoong\n"}, "namespace 'shoong\\\\n' is not a valid namespace name"),
+        ({"kube-version": "1.31.0\n"}, "kube-version '1.31.0\\\\n' is not a version"),
+    ],
+)
+def test_a_trailing_newline_does_not_slip_through_validation(
+    tmp_path: Path, flags: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ParameterError, match=message):
+        build(tmp_path, flags, {"ARGOCD_APP_NAME": "web"}, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
+
+
+def test_deeply_nested_app_parameters_are_an_error_not_a_crash() -> None:
+    with pytest.raises(ParameterError, match="nested too deeply"):
+        params.from_app_parameters("[" * 100_000 + "]" * 100_000)
+
+
+def test_a_param_index_must_be_ascii_digits() -> None:
+    with pytest.raises(ParameterError, match=r"unknown parameter 'PARAM_VALUES_FILES_²'"):
+        params.from_param_variables({"PARAM_VALUES_FILES_²": "a.yaml"})
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        ('[{"name":"values","string":"a: \\udcff"}]', "values"),  # a raw 0xff byte, as os.environ decodes it
+        ('[{"name":"set","map":{"a":"\\ud800"}}]', "set"),  # a lone surrogate, which JSON can spell
+    ],
+)
+def test_parameters_that_are_not_utf8_are_refused(tmp_path: Path, raw: str, name: str) -> None:
+    env = {"ARGOCD_APP_NAME": "web", "ARGOCD_APP_PARAMETERS": raw}
+    with pytest.raises(ParameterError, match=f"parameter '{name}' is not valid UTF-8 text"):
+        build(tmp_path, {}, env, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
+
+
+@pytest.mark.parametrize("timeout", [math.nan, math.inf, 1e308, 3601.0])
+def test_a_timeout_that_is_no_usable_deadline_is_a_usage_error(tmp_path: Path, timeout: float) -> None:
+    with pytest.raises(UsageError, match=r"--timeout .* is not a number of seconds between 1 and 3600"):
+        build(tmp_path, {}, {"ARGOCD_APP_NAME": "web"}, app_name=None, repo_root=tmp_path, helm=None, timeout=timeout)
+
+
+@pytest.mark.parametrize(("raw", "limit"), [("", 100 << 20), ("200", 200 << 20)])
+def test_the_output_limit_follows_argocd_grpc_max_size_mb(tmp_path: Path, raw: str, limit: int) -> None:
+    env = {"ARGOCD_APP_NAME": "web", "ARGOCD_GRPC_MAX_SIZE_MB": raw}
+    config = build(tmp_path, {}, env, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
+    assert config.max_output == limit
+
+
+def test_a_bad_grpc_limit_is_refused(tmp_path: Path) -> None:
+    env = {"ARGOCD_APP_NAME": "web", "ARGOCD_GRPC_MAX_SIZE_MB": "lots"}
+    with pytest.raises(ParameterError, match="ARGOCD_GRPC_MAX_SIZE_MB='lots' is not a whole number"):
+        build(tmp_path, {}, env, app_name=None, repo_root=tmp_path, helm=None, timeout=None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,41 @@ def test_aliases_are_refused_before_they_can_expand() -> None:
     bomb = HEAD + "x: &a [1, 1]\ny: &b [*a, *a]\nz: [*b, *b]\n"
     with pytest.raises(ConfigError, match=r":3: YAML anchors and aliases are not allowed"):
         load(bomb)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("chart: !foo x\n", r":3: chart: cannot read '!foo' value"),
+        ("chart: !!python/name:os.system x\n", r":3: chart: cannot read 'tag:yaml.org,2002:python/name:os.system'"),
+        ("chart: !!float abc\n", r":3: chart: cannot read"),
+        (
+            "rules:\n  - match: {kind: X}\n    patch: [{op: add, path: /a, value: !bad {}}]\n",
+            r"rules\[0\].patch\[0\].value",
+        ),
+    ],
+)
+def test_explicit_tags_pyyaml_cannot_build_are_config_errors(body: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load(HEAD + body)
+
+
+def test_a_control_character_is_reported_on_its_line_in_one_line() -> None:
+    with pytest.raises(ConfigError, match=r"^chartshare.yaml:3: not valid YAML: unacceptable character #x0001") as info:
+        load(HEAD + "owner: a\x01b\n")
+    assert "\n" not in str(info.value)
+
+
+def test_an_ownership_file_that_is_no_regular_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "chartshare.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match=r"chartshare.yaml: not a regular file"):
+        rules.load(fifo, "chartshare.yaml")
+
+
+def test_a_huge_ownership_file_is_refused_without_reading_it_whole(tmp_path: Path) -> None:
+    big = tmp_path / "chartshare.yaml"
+    with big.open("wb") as file:
+        file.truncate(1 << 30)  # sparse: a GiB on paper, nothing on disk
+    with pytest.raises(ConfigError, match=r"1073741824 bytes is too large for an ownership file"):
+        rules.load(big, "chartshare.yaml")

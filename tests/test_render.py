@@ -1,0 +1,95 @@
+"""The helm call: argv that cannot be hijacked, a deadline that holds, and helm's faults told apart."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cmp import render
+from cmp.errors import HelmError
+from conftest import ROOT, clean_env
+
+
+def test_include_crds_is_always_said_so_helm_2_fails_fast() -> None:
+    call = render.HelmInvocation(chart_dir=Path("."), release="web")
+    assert render.helm_args(call)[-1] == "--include-crds"
+    skip = render.HelmInvocation(chart_dir=Path("."), release="web", include_crds=False)
+    assert render.helm_args(skip)[-1] == "--include-crds=false"
+
+
+def _script(tmp_path: Path, body: str) -> Path:
+    script = tmp_path / "fake-helm"
+    script.write_text("#!/bin/sh\n" + body, encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+def _gone(pid: int, within: float = 2.0) -> bool:
+    """Dead within `within` seconds (SIGKILL lands asynchronously): no such process, or a zombie."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except FileNotFoundError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+
+
+def test_a_hang_is_stopped_at_the_deadline_with_its_whole_process_group(tmp_path: Path) -> None:
+    helm = _script(tmp_path, f"sleep 300 &\necho $! > {tmp_path}/child\nsleep 300\n")
+    started = time.monotonic()
+    with pytest.raises(HelmError, match=r"did not finish within 1 s and was stopped"):
+        render.run([str(helm)], cwd=tmp_path, timeout=1, what="helm template")
+    assert time.monotonic() - started < 3
+    assert _gone(int((tmp_path / "child").read_text()))
+
+
+def test_a_descendant_that_left_the_group_cannot_hold_the_deadline_open(tmp_path: Path) -> None:
+    helm = _script(tmp_path, f"setsid sleep 300 &\necho $! > {tmp_path}/escaped\nsleep 300\n")
+    started = time.monotonic()
+    try:
+        with pytest.raises(HelmError, match=r"did not finish within 1 s"):
+            render.run([str(helm)], cwd=tmp_path, timeout=1, what="helm template")
+        assert time.monotonic() - started < 3
+    finally:
+        with contextlib.suppress(ProcessLookupError, FileNotFoundError, ValueError):
+            os.kill(int((tmp_path / "escaped").read_text()), signal.SIGKILL)
+
+
+def test_leftovers_of_a_helm_that_succeeded_are_killed(tmp_path: Path) -> None:
+    helm = _script(tmp_path, f"sleep 300 >/dev/null 2>&1 &\necho $! > {tmp_path}/child\necho ok\n")
+    assert render.run([str(helm)], cwd=tmp_path, timeout=5, what="helm template") == "ok\n"
+    assert _gone(int((tmp_path / "child").read_text()))
+
+
+def test_sigterm_takes_helms_process_group_down_with_chartshare(tmp_path: Path) -> None:
+    """helm runs in a session of its own, so Argo CD's SIGTERM to chartshare's group never reaches it:
+    chartshare must pass it on, and still say why it stopped."""
+    helm = _script(tmp_path, f"sleep 300 &\necho $! > {tmp_path}/child\necho $$ > {tmp_path}/helm\nsleep 300\n")
+    chart = ROOT / "tests" / "charts" / "shared"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cmp", "generate", str(chart), "--app", "web", "--helm", str(helm)],
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while not (tmp_path / "child").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=20)
+    assert process.returncode == 143
+    assert out == ""
+    assert err == "chartshare: error: stopped by SIGTERM; helm and everything it started were killed\n"
+    assert _gone(int((tmp_path / "helm").read_text())) and _gone(int((tmp_path / "child").read_text()))
