@@ -101,6 +101,7 @@ def test_helm_fields_map_onto_helm_template_flags(tmp_path: Path) -> None:
         "--set=list=a\\,b",
         "--set=who=team_web",
         "--set-string=tag=007",
+        "--include-crds=false",
         "--skip-tests",
     ]
     assert call.values_inline == "image:\n  tag: '1.0'\n"
