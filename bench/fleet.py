@@ -3,7 +3,9 @@
 
 The floor a perfect scheduler could reach is the sum of plain `helm template` times for the same renders
 divided by the CPU count. This script measures both in the same run (helm first, then check, alternating
-over the rounds) and prints the wall time of `chartshare check`, the floor and their ratio.
+over the rounds) and prints the wall time of `chartshare check`, the floor and their ratio. It also prints
+the CPU seconds each side used (children's user + system time), which other load on the machine does not
+inflate: their ratio is check's own overhead over helm.
 
     python bench/fleet.py [--apps 100] [--rounds 3] [--helm PATH]
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -67,10 +70,17 @@ def apps(count: int) -> list[tuple[str, str, str]]:
     return [(f"bench-{i:03d}-{SERVICES[i % 5]}", SERVICES[i % 5], f"bench-{i:03d}") for i in range(count)]
 
 
-def helm_sum(helm: str, fleet: list[tuple[str, str, str]]) -> float:
-    """Seconds of plain `helm template` for every app, one after the other, with chartshare's arguments."""
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def helm_sum(helm: str, fleet: list[tuple[str, str, str]]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of plain `helm template` for every app, one after the other, with
+    chartshare's arguments."""
     chart = ROOT / EXAMPLE / "charts" / "shoong-app"
     total = 0.0
+    cpu = children_cpu()
     for name, service, namespace in fleet:
         argv = [
             helm,
@@ -85,22 +95,24 @@ def helm_sum(helm: str, fleet: list[tuple[str, str, str]]) -> float:
         start = time.perf_counter()
         subprocess.run(argv, cwd=chart, check=True, capture_output=True)
         total += time.perf_counter() - start
-    return total
+    return total, children_cpu() - cpu
 
 
-def check_wall(helm: str, folder: Path, count: int) -> float:
-    """Seconds of `chartshare check` on the fleet, process start-up included."""
+def check_wall(helm: str, folder: Path, count: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of `chartshare check` on the fleet, process start-up included."""
     argv = [sys.executable, "-m", "cmp", "check", str(folder), "--repo-root", str(ROOT), "--format", "json"]
     env = {**os.environ, "CHARTSHARE_HELM": helm}
+    cpu = children_cpu()
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
+    cpu = children_cpu() - cpu
     if done.returncode != 0:
         raise SystemExit(f"check failed ({done.returncode}): {done.stderr}")
     rendered = len(json.loads(done.stdout)["applications"])
     if rendered != count:
         raise SystemExit(f"check rendered {rendered} applications, expected {count}")
-    return wall
+    return wall, cpu
 
 
 def main() -> None:
@@ -113,6 +125,8 @@ def main() -> None:
     fleet = apps(options.apps)
     walls: list[float] = []
     floors: list[float] = []
+    cpu_check: list[float] = []
+    cpu_helm: list[float] = []
     with tempfile.TemporaryDirectory(prefix="chartshare-bench-") as scratch:
         folder = Path(scratch)
         for name, service, namespace in fleet:
@@ -120,16 +134,24 @@ def main() -> None:
             (folder / f"{name}.yaml").write_text(text, encoding="utf-8")
         check_wall(helm, folder, options.apps)  # warm the page cache and helm's own caches
         for _ in range(options.rounds):
-            floors.append(helm_sum(helm, fleet) / cpus())
-            walls.append(check_wall(helm, folder, options.apps))
+            helm_wall, helm_cpu = helm_sum(helm, fleet)
+            floors.append(helm_wall / cpus())
+            cpu_helm.append(helm_cpu)
+            wall, cpu = check_wall(helm, folder, options.apps)
+            walls.append(wall)
+            cpu_check.append(cpu)
     version = subprocess.run([helm, "version", "--short"], capture_output=True, text=True).stdout.strip()
     wall, floor = statistics.median(walls), statistics.median(floors)
+    load = os.getloadavg()[0]
     print(f"fleet: {options.apps} Applications (chartshare plugin, example chart), {cpus()} CPUs, helm {version}")
-    print(f"rounds: {options.rounds}; check wall {', '.join(f'{w:.2f}' for w in walls)} s; ", end="")
-    print(f"helm-sum/CPUs {', '.join(f'{f:.2f}' for f in floors)} s")
-    print(f"check wall time (median):      {wall:.2f} s")
+    print(f"rounds: {options.rounds}; load average at the end {load:.2f}")
+    print(f"  check wall     {' '.join(f'{w:6.2f}' for w in walls)} s")
+    print(f"  helm-sum/CPUs  {' '.join(f'{f:6.2f}' for f in floors)} s")
+    print(f"check wall time (median):       {wall:.2f} s")
     print(f"helm-sum / CPUs floor (median): {floor:.2f} s")
     print(f"ratio wall / floor:             {wall / floor:.2f}")
+    check_cpu, helm_cpu = statistics.median(cpu_check), statistics.median(cpu_helm)
+    print(f"CPU seconds, check / helm-sum:  {check_cpu:.2f} / {helm_cpu:.2f} = {check_cpu / helm_cpu:.2f}")
 
 
 if __name__ == "__main__":

@@ -64,6 +64,14 @@ _NONDETERMINISTIC = re.compile(r"\b(?:" + "|".join(NONDETERMINISTIC) + r")\b")
 _ACTION = re.compile(r"\{\{.*?\}\}", re.S)
 _SCAN_LIMIT = 1 << 20
 
+# helm's words for a chart whose dependencies were never built. Argo CD's init step builds them in a scratch
+# copy of the repository; check reads the checkout as it is and never writes into it.
+MISSING_DEPENDENCIES = "missing in charts/ directory"
+MISSING_DEPENDENCIES_HINT = (
+    "; check builds no dependencies (it never writes into the checkout): run `chartshare init` or "
+    "`helm dependency build` in the chart folder first"
+)
+
 # Workloads whose spec.replicas an HPA takes over.
 SCALED_KINDS = frozenset({("apps", "Deployment"), ("apps", "StatefulSet")})
 HPA = ("autoscaling", "HorizontalPodAutoscaler")
@@ -209,7 +217,8 @@ def render_job(job: Job) -> Rendered:
             unstable = tuple(differences(emitted, again))
         return Rendered(job, tuple(emitted), tuple(stripped), unstable)
     except ChartShareError as error:
-        return Rendered(job, error=f"{job.app.origin}: spec.{job.source.label}: {error}")
+        hint = MISSING_DEPENDENCIES_HINT if MISSING_DEPENDENCIES in str(error) else ""
+        return Rendered(job, error=f"{job.app.origin}: spec.{job.source.label}: {error}{hint}")
 
 
 def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, ...]]:
