@@ -124,7 +124,7 @@ def documents(path: Path, errors: list[str], needle: str | None = None) -> Itera
     if needle is not None and needle not in text:
         return
     try:
-        loaded = [obj for obj in yaml.load_all(text, Loader=goyaml.GoLoader) if obj is not None]
+        loaded = [obj for obj in goyaml.load_all(text) if obj is not None]
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f" line {mark.line + 1}:" if mark is not None else ""
