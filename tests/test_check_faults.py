@@ -30,3 +30,19 @@ def test_an_alias_bomb_in_an_application_manifest_is_refused_not_expanded(tmp_pa
         f"chartshare: error: {tmp_path}/apps/app.yaml: line 7: not valid YAML: "
         "document contains excessive aliasing (as Kubernetes' YAML reader says)\n"
     )
+
+
+def test_an_applicationset_template_too_deep_to_render_is_bad_input_not_a_crash(tmp_path: Path) -> None:
+    deep = "[" * 900 + "]" * 900  # libyaml reads it; rendering the template recursed past Python's limit
+    (tmp_path / "appset.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s, namespace: argocd}\nspec:\n"
+        "  generators: [{list: {elements: [{name: a}]}}]\n  template:\n    metadata: {name: '{{name}}'}\n"
+        "    spec:\n      destination: {server: https://kubernetes.default.svc, namespace: x}\n"
+        f"      source: {{repoURL: https://example.com/r.git, path: chart}}\n      x: {deep}\n"
+    )
+    result = run_cli(["check", str(tmp_path / "appset.yaml"), "--repo-root", str(tmp_path)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"chartshare: error: {tmp_path}/appset.yaml: ApplicationSet s: spec.generators[0].list.elements[0]: "
+        "the template is nested too deeply to render\n"
+    )
