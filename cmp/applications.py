@@ -124,7 +124,7 @@ def documents(path: Path, errors: list[str], needle: str | None = None) -> Itera
     if needle is not None and needle not in text:
         return
     try:
-        loaded = [obj for obj in yaml.load_all(text, Loader=goyaml.GoLoader) if obj is not None]
+        loaded = [obj for obj in goyaml.load_all(text) if obj is not None]
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f" line {mark.line + 1}:" if mark is not None else ""
@@ -299,7 +299,10 @@ def _expand(
             continue
         generator_list = _mapping(entry["list"], f"{where}.list", required=True)
         elements = _elements(generator_list, where)
-        base = appset.merge_template(template, generator_list.get("template") or {})
+        try:  # merging and rendering walk the template recursively
+            base = appset.merge_template(template, generator_list.get("template") or {})
+        except RecursionError:
+            raise Malformed(f"{where}: the template is nested too deeply to render") from None
         for position, element in enumerate(elements):
             origin = f"{place}: {label} {where}.list.elements[{position}]"
             try:
@@ -309,6 +312,10 @@ def _expand(
                 continue
             except appset.TemplateError as problem:
                 raise Malformed(f"{where}.list.elements[{position}]: {problem}") from None
+            except RecursionError:
+                raise Malformed(
+                    f"{where}.list.elements[{position}]: the template is nested too deeply to render"
+                ) from None
             rendered_meta = dict(_mapping(rendered.get("metadata"), "spec.template.metadata"))
             rendered_meta.setdefault("namespace", metadata.get("namespace") or control_plane_namespace)
             rendered = {**rendered, "metadata": rendered_meta}

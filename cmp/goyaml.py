@@ -240,6 +240,19 @@ def load(text: str) -> Any:
         loader.dispose()
 
 
+def load_all(text: str) -> Iterator[Any]:
+    """Every document of a stream (Application manifests, live dumps), each under load()'s guard."""
+    loader = GoLoader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None and "&" in text and "*" in text:
+                _check_aliasing(node)
+            yield loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def _allowed_alias_ratio(decoded: int) -> float:
     """go-yaml v2's allowedAliasRatio: 99% of a small document may come from aliases, 10% of a huge one."""
     low, high = 400_000, 4_000_000

@@ -1,6 +1,7 @@
 """Fuzz the three parsers that read untrusted text: chartshare.yaml, helm's output stream, and the
-Application parameters (ARGOCD_APP_PARAMETERS, PARAM_*, ARGOCD_ENV_CHARTSHARE_*); and the pure pipeline
-behind them (decide, strip, rename with reference fixing, JSON Patch, protect) on any stream.
+Application parameters (ARGOCD_APP_PARAMETERS, PARAM_*, ARGOCD_ENV_CHARTSHARE_*); the pure pipeline
+behind them (decide, strip, rename with reference fixing, JSON Patch, protect) on any stream; and
+`check`'s reader of Application and ApplicationSet manifests.
 
 A finding is any exception other than the parser's own ChartShareError: those would reach the user as
 "internal error", the one outcome chartshare promises never to have. Each finding becomes a row of
@@ -31,7 +32,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-TARGETS = ("config", "manifests", "params", "pipeline")
+TARGETS = ("config", "manifests", "params", "pipeline", "applications")
 # The rules the pipeline target applies: every action, JSON Patch, and a user reference, for two apps.
 PIPELINE_RULES = """apiVersion: chartshare/v1
 kind: ChartShare
@@ -68,7 +69,7 @@ def _load_targets() -> dict[str, Callable[[bytes], None]]:
 
 
 def _targets() -> dict[str, Callable[[bytes], None]]:
-    from cmp import config, manifests, params, pipeline, rules
+    from cmp import applications, config, manifests, params, pipeline, rules
     from cmp.errors import ChartShareError
     from cmp.model import App
 
@@ -114,7 +115,15 @@ def _targets() -> dict[str, Callable[[bytes], None]]:
                 manifests.emit_json(outcome.resources)
                 pipeline.summary(outcome)
 
+    scratch = Path(tempfile.mkdtemp(prefix="chartshare-fuzz-apps-")) / "apps.yaml"
+
+    def fuzz_applications(data: bytes) -> None:
+        """`check`'s reader of Application and ApplicationSet manifests: it collects errors, never raises."""
+        scratch.write_bytes(data)
+        applications.load([scratch], "argocd")
+
     return {
+        "applications": fuzz_applications,
         "config": fuzz_config,
         "manifests": fuzz_manifests,
         "params": fuzz_params,

@@ -117,3 +117,9 @@ def test_modest_anchors_and_merges_load_as_go_yaml_reads_them() -> None:
 def test_an_anchor_that_contains_itself_is_refused() -> None:
     with pytest.raises(yaml.YAMLError, match="contains itself"):
         goyaml.load("a: &x [1, *x]\n")
+
+
+def test_every_document_of_a_stream_gets_the_alias_guard() -> None:
+    assert list(goyaml.load_all("a: &x [1]\nb: *x\n---\n---\nc: 2\n")) == [{"a": [1], "b": [1]}, None, {"c": 2}]
+    with pytest.raises(yaml.YAMLError, match="excessive aliasing"):
+        list(goyaml.load_all("ok: 1\n---\n" + _laughs(10)))

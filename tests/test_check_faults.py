@@ -1,0 +1,48 @@
+"""`chartshare check` reads Application manifests from the repository: the same bounds hold there."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from conftest import run_cli
+
+
+def test_an_alias_bomb_in_an_application_manifest_is_refused_not_expanded(tmp_path: Path, helm: str) -> None:
+    """A billion-laughs `valuesObject` loaded instantly (PyYAML shares aliases) and then hung `check` while
+    it wrote the values out for helm; it is refused the way Kubernetes' reader refuses it."""
+    (tmp_path / "chart" / "templates").mkdir(parents=True)
+    (tmp_path / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
+    (tmp_path / "chart" / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    laughs = ['  a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    laughs += [f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "app.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\n"
+        "x-laughs:\n" + "\n".join(laughs) + "\nspec:\n"
+        "  destination: {server: https://kubernetes.default.svc, namespace: x}\n"
+        "  source: {repoURL: https://example.com/r.git, path: chart, helm: {valuesObject: {big: *a8}}}\n"
+    )
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    result = run_cli(["check", str(tmp_path / "apps"), "--repo-root", str(tmp_path), "--helm", helm])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"chartshare: error: {tmp_path}/apps/app.yaml: line 7: not valid YAML: "
+        "document contains excessive aliasing (as Kubernetes' YAML reader says)\n"
+    )
+
+
+def test_an_applicationset_template_too_deep_to_render_is_bad_input_not_a_crash(tmp_path: Path) -> None:
+    deep = "[" * 900 + "]" * 900  # libyaml reads it; rendering the template recursed past Python's limit
+    (tmp_path / "appset.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s, namespace: argocd}\nspec:\n"
+        "  generators: [{list: {elements: [{name: a}]}}]\n  template:\n    metadata: {name: '{{name}}'}\n"
+        "    spec:\n      destination: {server: https://kubernetes.default.svc, namespace: x}\n"
+        f"      source: {{repoURL: https://example.com/r.git, path: chart}}\n      x: {deep}\n"
+    )
+    result = run_cli(["check", str(tmp_path / "appset.yaml"), "--repo-root", str(tmp_path)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"chartshare: error: {tmp_path}/appset.yaml: ApplicationSet s: spec.generators[0].list.elements[0]: "
+        "the template is nested too deeply to render\n"
+    )
