@@ -24,7 +24,7 @@ from typing import Any
 
 from . import argocd, goyaml, manifests, pipeline, render
 from .applications import Application, Skip, Source
-from .config import CONFIG_FILE, build
+from .config import CONFIG_FILE, build, confine_tree
 from .errors import ChartShareError
 from .model import Resource, ResourceId
 from .rewrite import SYNC_OPTIONS, Applied
@@ -139,7 +139,10 @@ def _choose(app: Application, source: Source, root: Path) -> tuple[str, Path] | 
         origin = source.repo_url or "a Helm repository"
         return f"chart {source.chart} comes from {origin}, not from the local repository"
     raw_path = source.path if source.path is not None else ""
-    app_dir = (root / raw_path.strip("/")).resolve()
+    try:
+        app_dir = (root / raw_path.strip("/")).resolve()
+    except (OSError, RuntimeError):  # a symlink loop: RuntimeError in Python 3.11
+        raise ChartShareError(f"path {raw_path!r} is a symlink loop") from None
     if not app_dir.is_relative_to(root):
         raise ChartShareError(f"path {raw_path!r} resolves outside the repository root {root}")
     if not app_dir.is_dir():
@@ -239,6 +242,7 @@ def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, 
             outcome = pipeline.generate(config)
             emitted, stripped = outcome.resources, outcome.stripped
     else:
+        confine_tree(job.app_dir, job.repo_root, "chart")  # as Argo CD's unpacking refuses links out
         invocation = argocd.helm_invocation(app, job.source, job.app_dir, job.repo_root)
         emitted = manifests.parse(render.run_helm(job.helm, invocation, job.timeout))
         chart, kinds, values = job.app_dir, ((), ()), invocation.values_files

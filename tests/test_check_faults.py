@@ -46,3 +46,34 @@ def test_an_applicationset_template_too_deep_to_render_is_bad_input_not_a_crash(
         f"chartshare: error: {tmp_path}/appset.yaml: ApplicationSet s: spec.generators[0].list.elements[0]: "
         "the template is nested too deeply to render\n"
     )
+
+
+def _helm_app(tmp_path: Path, path: str) -> Path:
+    (tmp_path / "apps").mkdir(exist_ok=True)
+    (tmp_path / "apps" / "app.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec:\n"
+        "  destination: {server: https://kubernetes.default.svc, namespace: x}\n"
+        f"  source: {{repoURL: https://example.com/r.git, path: {path}, helm: {{releaseName: a}}}}\n"
+    )
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path / "apps"
+
+
+def test_a_helm_source_whose_chart_links_out_of_the_repository_is_refused(tmp_path: Path, helm: str) -> None:
+    (tmp_path / "outside.yaml").write_text("apiVersion: v1\nkind: Secret\nmetadata: {name: stolen}\n")
+    chart = tmp_path / "repo" / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
+    (chart / "templates" / "leak.yaml").symlink_to(tmp_path / "outside.yaml")
+    apps = _helm_app(tmp_path / "repo", "chart")
+    result = run_cli(["check", str(apps), "--repo-root", str(tmp_path / "repo"), "--helm", helm])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "chart: symlink chart/templates/leak.yaml resolved to outside repository root" in result.stderr
+
+
+def test_a_source_path_that_is_a_symlink_loop_is_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to("loop")
+    apps = _helm_app(tmp_path, "loop")
+    result = run_cli(["check", str(apps), "--repo-root", str(tmp_path)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "path 'loop' is a symlink loop" in result.stderr and "internal error" not in result.stderr
