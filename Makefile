@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 EXAMPLE := examples/shoong-delivery
 APPS := order kitchen delivery notification batch
 
-.PHONY: setup system-deps helm kubectl demo test lint typecheck unit fuzz plugin-yaml clean
+.PHONY: setup system-deps helm kubectl demo test lint typecheck unit fuzz plugin-yaml clean bench
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,3 +66,6 @@ fuzz: $(VENV)/.installed
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+bench: $(VENV)/.installed helm  # a few minutes: python bench/run.py --help for the knobs
+	$(BIN)/python bench/run.py

@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""chartshare generate against raw `helm template`, measured interleaved in one run.
+
+    python bench/run.py [--rounds 15] [--helm-major 4] [--json bench/results/latest.json]
+
+Cases (each paired with raw helm rendering the same release with the same arguments):
+  owner        the ~4 MB, ~1,700-document chart; the top-level owner keeps everything, protects the 40 CRDs
+  other        the same chart for another app: strips the CRDs, renames ClusterRoles and bindings, patches
+               every Deployment (skipped, with the reason, while this build refuses rename/patch)
+  other-strip  the same app without rename and patch: strips CRDs, ClusterRoles and bindings
+  small        examples/shoong-delivery for its Namespace owner: the fixed overhead
+
+Every round runs every command once, in a shuffled order, after one warm-up round; the table gives medians.
+Wall time runs from spawn to exit. Peak RSS comes from wait4() for the whole process tree (chartshare and
+the helm it runs; the larger of the two), and, from one extra untimed run per case, from chartshare's own
+getrusage(RUSAGE_SELF). chartshare is installed the way the image installs it (a regular, non-editable
+install in a venv of its own under the work folder), so Python's start-up is what Argo CD pays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+EXAMPLE = ROOT / "examples" / "shoong-delivery"
+sys.path.insert(0, str(ROOT / "tools"))
+
+import fetch_helm  # noqa: E402
+
+# Runs a console script with runpy and writes its own peak RSS (KB) to a file when it exits.
+_SELF_RSS = (
+    "import resource, runpy, sys\n"
+    "report = sys.argv.pop(1)\n"
+    "sys.argv.pop(0)\n"
+    "try:\n"
+    "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    "finally:\n"
+    "    with open(report, 'w') as file:\n"
+    "        file.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+)
+
+
+@dataclass
+class Command:
+    """One measured command line and its samples."""
+
+    name: str
+    argv: list[str]
+    cwd: Path
+    baseline: str | None = None  # the raw-helm command this one is compared with
+    skipped: str = ""
+    wall: list[float] = field(default_factory=list)
+    rss_kb: list[int] = field(default_factory=list)
+    self_rss_kb: int = 0
+    output_bytes: int = 0
+    documents: int = 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--helm-major", type=int, choices=(3, 4), default=4)
+    parser.add_argument("--work", type=Path, default=BENCH / ".work")
+    parser.add_argument("--json", type=Path, default=BENCH / "results" / "latest.json")
+    parser.add_argument("--chartshare", help="an installed chartshare to measure instead of a fresh install")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+
+    helm = str(fetch_helm.ensure(args.helm_major))
+    work = args.work.resolve()
+    print(f"writing the chart under {work} ...", file=sys.stderr)
+    if (work / "chart").exists():
+        shutil.rmtree(work / "chart")
+    # a child process, so this one stays small: a child's peak RSS starts at its parent's size
+    subprocess.run([sys.executable, str(BENCH / "chart.py"), str(work)], check=True, stdout=subprocess.DEVNULL)
+    chartshare = str(Path(args.chartshare).resolve()) if args.chartshare else _install(work)
+
+    commands = _commands(helm, chartshare, work)
+    by_name = {command.name: command for command in commands}
+    out = work / "stdout"
+    for command in commands:  # check each once; keep what it printed for the table
+        code, _, _ = _run(command, out, work / "stderr")
+        if code != 0:
+            message = (work / "stderr").read_text().strip().splitlines()
+            reason = message[-1] if message else f"exit {code}"
+            if command.name.startswith("chartshare") and "not supported yet" in reason:
+                command.skipped = reason
+                print(f"SKIPPED {command.name}: {reason}", file=sys.stderr)
+                continue
+            raise SystemExit(f"{command.name} failed: {reason}")
+        command.output_bytes = out.stat().st_size
+        command.documents = sum(1 for line in out.open() if line.startswith("kind: "))
+    live = [command for command in commands if not command.skipped]
+    rng = random.Random(args.seed)
+    for round_ in range(args.rounds + 1):
+        order = live[:]
+        rng.shuffle(order)
+        for command in order:
+            _, wall, rss = _run(command, out, work / "stderr")
+            if round_:  # round 0 warms the page cache and pyc files
+                command.wall.append(wall)
+                command.rss_kb.append(rss)
+        print(f"round {round_}/{args.rounds}", file=sys.stderr)
+    for command in live:
+        if command.baseline is not None:
+            command.self_rss_kb = _self_rss(command, out, work / "stderr")
+
+    result = _report(commands, by_name, helm, args)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwrote {args.json}", file=sys.stderr)
+    return 0
+
+
+def _install(work: Path) -> str:
+    """A clean venv with chartshare installed from this tree, as the image has it (no editable finder)."""
+    venv = work / "venv"
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    print("installing chartshare into the bench venv ...", file=sys.stderr)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet", str(ROOT)],
+        check=True,
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--force-reinstall",
+            "--no-deps",
+            str(ROOT),
+        ],
+        check=True,
+    )
+    return str(venv / "bin" / "chartshare")
+
+
+def _commands(helm: str, chartshare: str, work: Path) -> list[Command]:
+    chart = work / "chart"
+    commands: list[Command] = []
+    for case, app_dir, app in (
+        ("owner", "owner", "bench-owner"),
+        ("other", "other", "bench-other"),
+        ("other-strip", "other-strip", "bench-other"),
+    ):
+        raw = f"helm ({app})"
+        if not any(c.name == raw for c in commands):
+            commands.append(
+                Command(
+                    raw, [helm, "template", ".", f"--name-template={app}", "--namespace=bench", "--include-crds"], chart
+                )
+            )
+        commands.append(
+            Command(
+                f"chartshare {case}",
+                [
+                    chartshare,
+                    "generate",
+                    str(work / "apps" / app_dir),
+                    "--app",
+                    app,
+                    "-n",
+                    "bench",
+                    "--repo-root",
+                    str(work),
+                    "--helm",
+                    helm,
+                ],
+                work,
+                baseline=raw,
+            )
+        )
+    app = "dev-shoong-notification"
+    values = [EXAMPLE / "values" / "common.yaml", EXAMPLE / "values" / "notification.yaml"]
+    commands.append(
+        Command(
+            "helm (small)",
+            [
+                helm,
+                "template",
+                ".",
+                f"--name-template={app}",
+                "--namespace=shoong",
+                *[f"--values={path}" for path in values],
+                "--include-crds",
+            ],
+            EXAMPLE / "charts" / "shoong-app",
+        )
+    )
+    commands.append(
+        Command(
+            "chartshare small",
+            [
+                chartshare,
+                "generate",
+                str(EXAMPLE / "apps" / "dev" / "notification"),
+                "--app",
+                app,
+                "-n",
+                "shoong",
+                *[arg for path in values for arg in ("-f", "/" + str(path.relative_to(ROOT)))],
+                "--repo-root",
+                str(ROOT),
+                "--helm",
+                helm,
+            ],
+            ROOT,
+            baseline="helm (small)",
+        )
+    )
+    return commands
+
+
+def _run(command: Command, out: Path, err: Path) -> tuple[int, float, int]:
+    """Exit status, wall seconds and peak RSS (KB, the process and its children) of one run."""
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            command.argv, cwd=command.cwd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, wall, usage.ru_maxrss
+
+
+def _self_rss(command: Command, out: Path, err: Path) -> int:
+    """chartshare's own peak RSS (KB), without helm's: the console script run under a reporting shim."""
+    script, *rest = command.argv
+    report = out.with_name("self-rss")
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        subprocess.run(
+            [str(Path(script).parent / "python"), "-c", _SELF_RSS, str(report), script, *rest],
+            cwd=command.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            check=True,
+        )
+    return int(report.read_text())
+
+
+def _report(commands: list[Command], by_name: dict[str, Command], helm: str, args: argparse.Namespace) -> dict:
+    version = subprocess.run([helm, "version", "--short"], capture_output=True, text=True).stdout.strip()
+    print(
+        f"\nhelm {version}, Python {platform.python_version()}, {os.cpu_count()} CPUs, "
+        f"{args.rounds} interleaved rounds, medians\n"
+    )
+    header = (
+        f"{'command':<24} {'docs':>5} {'MB out':>7} {'wall ms':>8} {'vs helm':>8} {'+ms':>6} {'RSS MB':>7} "
+        f"{'own RSS':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for command in commands:
+        if command.skipped:
+            print(f"{command.name:<24} skipped: {command.skipped}")
+            rows.append({"name": command.name, "skipped": command.skipped})
+            continue
+        median = statistics.median(command.wall)
+        row = {
+            "name": command.name,
+            "argv": command.argv,
+            "documents": command.documents,
+            "output_bytes": command.output_bytes,
+            "wall_ms": {
+                "median": round(median * 1000, 1),
+                "min": round(min(command.wall) * 1000, 1),
+                "max": round(max(command.wall) * 1000, 1),
+                "samples": [round(w * 1000, 1) for w in command.wall],
+            },
+            "peak_rss_mb": round(max(command.rss_kb) / 1024, 1),
+        }
+        ratio = overhead = ""
+        if command.baseline is not None:
+            base = statistics.median(by_name[command.baseline].wall)
+            row["baseline"] = command.baseline
+            row["ratio"] = round(median / base, 3)
+            row["overhead_ms"] = round((median - base) * 1000, 1)
+            row["own_peak_rss_mb"] = round(command.self_rss_kb / 1024, 1)
+            ratio, overhead = f"{row['ratio']:.3f}x", f"{row['overhead_ms']:+.0f}"
+        own = f"{row.get('own_peak_rss_mb', '')}"
+        print(
+            f"{command.name:<24} {command.documents:>5} {command.output_bytes / 1e6:>7.2f} {median * 1000:>8.0f} "
+            f"{ratio:>8} {overhead:>6} {row['peak_rss_mb']:>7} {own:>8}"
+        )
+        rows.append(row)
+    return {
+        "helm": version,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "rounds": args.rounds,
+        "commands": rows,
+        "limits": {"ratio": 1.15, "small_overhead_ms": 100, "own_peak_rss_mb": 150},
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
