@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,3 +66,17 @@ def helm_template(helm: str, chart: Path, *args: str) -> str:
     return subprocess.run(
         [helm, "template", ".", *args], cwd=chart, capture_output=True, text=True, check=True, timeout=60
     ).stdout
+
+
+def process_gone(pid: int, within: float = 2.0) -> bool:
+    """Dead within `within` seconds (SIGKILL lands asynchronously): no such process, or a zombie."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except FileNotFoundError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import TESTS, run_cli
+from conftest import TESTS, process_gone, run_cli
 
 ROWS: list[dict[str, Any]] = yaml.safe_load((TESTS / "corpus" / "errors.yaml").read_text(encoding="utf-8"))
 CHART = TESTS / "charts" / "shared"
@@ -64,20 +64,6 @@ def _write(path: Path, content: Any, places: dict[str, str]) -> None:
         path.write_bytes(content)
     else:
         path.write_text(_text(content, places), encoding="utf-8")
-
-
-def _gone(pid: int, within: float = 2.0) -> bool:
-    """Dead within `within` seconds (SIGKILL lands asynchronously): no such process, or a zombie."""
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                return True
-        except FileNotFoundError:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
 
 
 def _prepare(row: dict[str, Any], tmp: Path, helm: str) -> tuple[list[str], dict[str, str]]:
@@ -127,7 +113,7 @@ def test_bad_input(row: dict[str, Any], helm: str, tmp_path: Path) -> None:
                 os.kill(int((tmp_path / name).read_text()), signal.SIGKILL)
     elapsed = time.monotonic() - started
     for name in row.get("killed_pids", []):
-        assert _gone(int((tmp_path / name).read_text())), f"process in {name} outlived chartshare"
+        assert process_gone(int((tmp_path / name).read_text())), f"process in {name} outlived chartshare"
     assert "Traceback" not in result.stderr
     assert result.exit_code == row.get("exit", 1), result.stderr
     for path in row.get("never_created", []):

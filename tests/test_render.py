@@ -14,7 +14,7 @@ import pytest
 
 from cmp import render
 from cmp.errors import HelmError
-from conftest import ROOT, clean_env
+from conftest import ROOT, clean_env, process_gone
 
 
 def test_include_crds_is_always_said_so_helm_2_fails_fast() -> None:
@@ -31,27 +31,13 @@ def _script(tmp_path: Path, body: str) -> Path:
     return script
 
 
-def _gone(pid: int, within: float = 2.0) -> bool:
-    """Dead within `within` seconds (SIGKILL lands asynchronously): no such process, or a zombie."""
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                return True
-        except FileNotFoundError:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-
-
 def test_a_hang_is_stopped_at_the_deadline_with_its_whole_process_group(tmp_path: Path) -> None:
     helm = _script(tmp_path, f"sleep 300 &\necho $! > {tmp_path}/child\nsleep 300\n")
     started = time.monotonic()
     with pytest.raises(HelmError, match=r"did not finish within 1 s and was stopped"):
         render.run([str(helm)], cwd=tmp_path, timeout=1, what="helm template")
     assert time.monotonic() - started < 3
-    assert _gone(int((tmp_path / "child").read_text()))
+    assert process_gone(int((tmp_path / "child").read_text()))
 
 
 def test_a_descendant_that_left_the_group_cannot_hold_the_deadline_open(tmp_path: Path) -> None:
@@ -69,7 +55,7 @@ def test_a_descendant_that_left_the_group_cannot_hold_the_deadline_open(tmp_path
 def test_leftovers_of_a_helm_that_succeeded_are_killed(tmp_path: Path) -> None:
     helm = _script(tmp_path, f"sleep 300 >/dev/null 2>&1 &\necho $! > {tmp_path}/child\necho ok\n")
     assert render.run([str(helm)], cwd=tmp_path, timeout=5, what="helm template") == "ok\n"
-    assert _gone(int((tmp_path / "child").read_text()))
+    assert process_gone(int((tmp_path / "child").read_text()))
 
 
 def test_sigterm_takes_helms_process_group_down_with_chartshare(tmp_path: Path) -> None:
@@ -92,4 +78,4 @@ def test_sigterm_takes_helms_process_group_down_with_chartshare(tmp_path: Path) 
     assert process.returncode == 143
     assert out == ""
     assert err == "chartshare: error: stopped by SIGTERM; helm and everything it started were killed\n"
-    assert _gone(int((tmp_path / "helm").read_text())) and _gone(int((tmp_path / "child").read_text()))
+    assert process_gone(int((tmp_path / "helm").read_text())) and process_gone(int((tmp_path / "child").read_text()))
