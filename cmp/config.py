@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import params
+from . import naming, params
 from .errors import ParameterError, PathError, UsageError
 from .params import Value
 
@@ -23,10 +23,13 @@ DEFAULT_TIMEOUT = 45.0  # Argo CD SIGKILLs a plugin at 60 s; helm must be stoppe
 GRPC_LIMIT_MB = 100  # Argo CD's default ARGOCD_GRPC_MAX_SIZE_MB: the whole manifest response must fit
 MAX_TIMEOUT = 3600.0  # far beyond any Argo CD deadline; larger values overflow the poll() the wait uses
 CONFIG_FILE = "chartshare.yaml"
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _KUBE_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?([-+][0-9A-Za-z.+-]*)?$")
 _GLOB = re.compile(r"[*?\[]")
+
+
+def _matches(rule: naming.NameRule, name: str) -> bool:
+    """Kubernetes' name syntax from the naming table; the length bound stays the caller's."""
+    return rule.pattern is not None and rule.pattern.fullmatch(name) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,13 +207,13 @@ def build(
         return tuple(item for item in value if isinstance(item, tuple))
 
     release = text("release-name", release_from_app(name))
-    if not (_DNS_SUBDOMAIN.fullmatch(release) and len(release) <= 53):
+    if not (_matches(naming.DNS_SUBDOMAIN, release) and len(release) <= 53):
         raise ParameterError(
             f"release-name {release!r} is not a valid helm release name "
             "(lower-case letters, digits, '-' and '.', at most 53 characters)"
         )
     namespace = text("namespace", env.get("ARGOCD_APP_NAMESPACE", ""))
-    if namespace and not (_DNS_LABEL.fullmatch(namespace) and len(namespace) <= 63):
+    if namespace and not (_matches(naming.DNS_LABEL, namespace) and len(namespace) <= 63):
         raise ParameterError(
             f"namespace {namespace!r} is not a valid namespace name (lower-case letters, digits and '-', at most 63)"
         )
