@@ -368,8 +368,8 @@ def _refuse_clashes(
 def protect(resource: Resource) -> bool:
     """Merge Prune=false,Delete=false into the sync-options annotation, keeping any Prune=/Delete= already
     set (Prune=confirm stays). Returns whether the object changed."""
-    metadata = resource.obj.get("metadata")
-    if not isinstance(metadata, dict):
+    metadata = resource.mutable_metadata()
+    if metadata is None:
         return False
     annotations = metadata.get("annotations")
     if not isinstance(annotations, dict):
