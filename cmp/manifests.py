@@ -350,7 +350,7 @@ def _with_crd_spec(head: Head, padded: str, entries: dict[str, Span] | None = No
     if "spec" not in entries:
         return head
     spec = _crd_spec(padded, entries["spec"])
-    return None if spec is None else dataclasses.replace(head, spec=spec)
+    return None if spec is _UNSURE else dataclasses.replace(head, spec=spec)
 
 
 def _unquoted(token: str) -> str:
@@ -601,29 +601,31 @@ def _metadata_fields(padded: str, span: Span) -> tuple[Any, ...] | None:
     return values.get("name"), values.get("namespace"), values.get("generateName")
 
 
-def _crd_spec(padded: str, span: Span) -> dict[str, Any] | None:
-    """`group`, `names` and `scope` of a CRD's spec, parsed from their entries alone; None when unsure."""
+def _crd_spec(padded: str, span: Span) -> Any:
+    """`group`, `names` and `scope` of a CRD's spec, parsed from their entries alone (None for an empty
+    spec); _UNSURE when they cannot be read so."""
     block = _block_children(padded, span)
     if block is None:
-        return None
+        return _UNSURE
     children, indent = block
-    lines = [
-        line[indent:]
+    if not children:
+        return None
+    text = "".join(
+        "\n".join(line[indent:] for line in padded[start:end].split("\n"))
         for key, (start, end) in children
         if key in _CRD_FIELDS
-        for line in padded[start:end].rstrip("\n").split("\n")
-    ]
+    )
     try:
-        value = goyaml.load("\n".join(lines) + "\n") if lines else {}
+        value = goyaml.load(text) if text else {}
     except yaml.YAMLError:
-        return None
-    return value if isinstance(value, dict) else None
+        return _UNSURE
+    return value if isinstance(value, dict) else _UNSURE
 
 
 def _parse_entries(padded: str, entries: dict[str, Span], keys: tuple[str, ...]) -> dict[str, Any] | None:
     """The named top-level entries parsed together, in the document's order; None when that fails."""
     spans = sorted(entries[key] for key in keys if key in entries)
-    text = "".join(padded[start:end].rstrip("\n") + "\n" for start, end in spans)
+    text = "".join(padded[start:end] for start, end in spans)  # each but the last ends with its newline
     try:
         value = goyaml.load(text) if text else {}
     except yaml.YAMLError:
