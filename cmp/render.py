@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,6 @@ from pathlib import Path
 from .errors import HelmError
 
 _STDERR_LIMIT = 2000  # Argo CD shows stderr in its UI; a whole helm trace would bury the cause
-HELM2_SIGN = "unknown flag: --include-crds"  # how helm 2 answers every argv helm_args builds
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +52,8 @@ def helm_args(call: HelmInvocation, inline_values_file: Path | None = None) -> l
         args.append(f"--values={inline_values_file}")
     args += [f"--set={key}={value}" for key, value in call.set_values]
     args += [f"--set-string={key}={value}" for key, value in call.set_strings]
-    # Always said, `=false` included: helm 2 has no such flag, so a helm 2 binary fails at once with
-    # "unknown flag: --include-crds" instead of rendering with helm 2's rules (see HELM2_SIGN).
-    args.append("--include-crds" if call.include_crds else "--include-crds=false")
+    if call.include_crds:
+        args.append("--include-crds")
     if call.skip_tests:
         args.append("--skip-tests")
     return args
@@ -62,13 +61,23 @@ def helm_args(call: HelmInvocation, inline_values_file: Path | None = None) -> l
 
 def run_helm(helm: str, call: HelmInvocation, timeout: float) -> str:
     """Render the chart and return helm's stdout; any failure is a HelmError carrying helm's stderr."""
-    with tempfile.TemporaryDirectory(prefix="chartshare-") as scratch:
+    return start_helm(helm, call, timeout).finish()
+
+
+def start_helm(helm: str, call: HelmInvocation, timeout: float) -> RunningHelm:
+    """Start rendering the chart; `finish()` waits for helm's stdout (so other work can go on meanwhile)."""
+    scratch = tempfile.TemporaryDirectory(prefix="chartshare-")
+    try:
         inline = None
         if call.values_inline:
-            inline = Path(scratch) / "inline-values.yaml"
+            inline = Path(scratch.name) / "inline-values.yaml"
             inline.write_text(call.values_inline, encoding="utf-8")
-        argv = [helm, *helm_args(call, inline)]
-        return run(argv, cwd=call.chart_dir, timeout=timeout, what="helm template")
+        return RunningHelm(
+            [helm, *helm_args(call, inline)], cwd=call.chart_dir, timeout=timeout, what="helm template", scratch=scratch
+        )
+    except BaseException:
+        scratch.cleanup()
+        raise
 
 
 def run(
@@ -84,58 +93,91 @@ def run(
 
     `stdin` carries secrets (`--password-stdin`), so that they never appear in a process listing.
     """
-    try:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except FileNotFoundError:
-        raise HelmError(
-            f"helm binary {argv[0]!r} not found; install helm 3 or 4, or point --helm / CHARTSHARE_HELM at it"
-        ) from None
-    except PermissionError:
-        raise HelmError(f"helm binary {argv[0]!r} is not executable") from None
-    except OSError as error:  # ENOEXEC: a helm built for another CPU or OS, or a script without #!
-        raise HelmError(f"helm binary {argv[0]!r} cannot be run: {error.strerror}") from None
-    try:
-        out, err = process.communicate(input=stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise HelmError(
-            f"{what} did not finish within {timeout:g} s and was stopped (Argo CD kills plugins at 60 s); "
-            "check the chart for slow lookups or dependencies, or raise --timeout"
-        ) from None
-    finally:
-        _kill_group(process)
-    stderr = _decode(err).strip()
-    if process.returncode != 0 and HELM2_SIGN in stderr:
-        raise HelmError(
-            f"{argv[0]!r} is helm 2 (it has no --include-crds); chartshare needs helm 3 or 4, as Argo CD bundles"
-        )
-    if process.returncode != 0:
-        cause = f"exit status {process.returncode}" if process.returncode > 0 else f"signal {-process.returncode}"
-        detail = " ".join(stderr.split())[:_STDERR_LIMIT] or "no message"
-        raise HelmError(f"{what} failed ({cause}): {detail}")
-    try:
-        return out.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise HelmError(f"{what} printed bytes that are not UTF-8 at offset {error.start}") from None
+    return RunningHelm(argv, cwd=cwd, timeout=timeout, what=what, env=env, stdin=stdin).finish()
+
+
+class RunningHelm:
+    """A helm process in its own process group, with its deadline counted from its start."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        timeout: float,
+        what: str,
+        scratch: tempfile.TemporaryDirectory[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: bytes | None = None,
+    ) -> None:
+        self.argv, self.timeout, self.what, self.scratch, self.stdin = argv, timeout, what, scratch, stdin
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise HelmError(
+                f"helm binary {argv[0]!r} not found; install helm 3 or 4, or point --helm / CHARTSHARE_HELM at it"
+            ) from None
+        except PermissionError:
+            raise HelmError(f"helm binary {argv[0]!r} is not executable") from None
+        self.started = time.monotonic()
+
+    def finish(self) -> str:
+        """helm's stdout once it exits successfully; a one-line HelmError otherwise."""
+        try:
+            return self._collect()
+        finally:
+            self._cleanup()
+
+    def kill(self) -> None:
+        """Stop helm (and anything it started) and forget its output."""
+        try:
+            if self.process.poll() is None:
+                _kill_group(self.process)
+        finally:
+            self._cleanup()
+
+    def _collect(self) -> str:
+        process, what, timeout = self.process, self.what, self.timeout
+        try:
+            remaining = max(timeout - (time.monotonic() - self.started), 0.001)
+            out, err = process.communicate(input=self.stdin, timeout=remaining)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            raise HelmError(
+                f"{what} did not finish within {timeout:g} s and was stopped (Argo CD kills plugins at 60 s); "
+                "check the chart for slow lookups or dependencies, or raise --timeout"
+            ) from None
+        finally:
+            if process.poll() is None:
+                _kill_group(process)
+        stderr = _decode(err).strip()
+        if process.returncode != 0:
+            cause = f"exit status {process.returncode}" if process.returncode > 0 else f"signal {-process.returncode}"
+            detail = " ".join(stderr.split())[:_STDERR_LIMIT] or "no message"
+            raise HelmError(f"{what} failed ({cause}): {detail}")
+        try:
+            return out.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise HelmError(f"{what} printed bytes that are not UTF-8 at offset {error.start}") from None
+
+    def _cleanup(self) -> None:
+        if self.scratch is not None:
+            self.scratch.cleanup()
+            self.scratch = None
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL whatever is left of helm's process group (helm itself, plugins, their children) and reap
-    helm. The pipes are closed, not drained: a descendant that left the group could hold them open for
-    ever, and the deadline must hold anyway."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    for stream in (process.stdin, process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()
+    process.communicate()
 
 
 def _decode(data: bytes) -> str:

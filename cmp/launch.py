@@ -1,0 +1,212 @@
+"""The console entry point: helm starts before the CLI framework loads.
+
+Python's start and the framework's import (click and typer) cost about as much as rendering a small
+chart, and helm needs none of it. So for a plain `chartshare generate ...`, the command line is first read
+here by a small reader that knows only generate's options, the configuration is resolved exactly as the
+CLI resolves it (`GenerateOptions.config`), and helm is started; typer then loads while helm renders.
+
+The typer CLI stays the only authority: it parses the command line as always, and the pipeline adopts the
+early helm only when the CLI arrives at an equal configuration; otherwise, and on any exit that does not
+use it, the early helm is killed. Nothing is printed or decided here: when the reader is unsure or
+anything fails, no helm is started early and the CLI does everything itself, errors included.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .render import RunningHelm
+    from .rules import Ownership
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateOptions:
+    """`generate`'s command-line options, as typer or the early reader found them."""
+
+    app_dir: Path = Path(".")
+    release_name: str | None = None
+    namespace: str | None = None
+    values: tuple[str, ...] = ()
+    values_inline: str | None = None
+    set_values: tuple[str, ...] = ()
+    set_strings: tuple[str, ...] = ()
+    include_crds: bool | None = None
+    skip_tests: bool = False
+    kube_version: str | None = None
+    api_versions: tuple[str, ...] = ()
+    config: str | None = None
+    app_name: str | None = None
+    helm: str | None = None
+    timeout: float | None = None
+    repo_root: Path | None = None
+
+    def resolve(self, env: Mapping[str, str]) -> Config:
+        """The run's configuration: flags over Application parameters over plugin env over defaults."""
+        from . import config as configuration
+        from .params import Value, parse_pairs
+
+        flags: dict[str, Value | None] = {
+            "release-name": self.release_name,
+            "namespace": self.namespace,
+            "values-files": self.values or None,
+            "values": self.values_inline,
+            "set": parse_pairs(self.set_values, "--set") if self.set_values else None,
+            "set-string": parse_pairs(self.set_strings, "--set-string") if self.set_strings else None,
+            "include-crds": None if self.include_crds is None else str(self.include_crds).lower(),
+            "skip-tests": "true" if self.skip_tests else None,
+            "kube-version": self.kube_version,
+            "api-versions": self.api_versions or None,
+            "config": self.config,
+        }
+        return configuration.build(
+            self.app_dir,
+            flags,
+            env,
+            app_name=self.app_name,
+            repo_root=self.repo_root,
+            helm=self.helm,
+            timeout=self.timeout,
+        )
+
+
+# generate's options that take a value: option -> (field, repeatable). Kept equal to cli.py's by a test.
+VALUE_OPTIONS: dict[str, tuple[str, bool]] = {
+    "--release-name": ("release_name", False),
+    "--namespace": ("namespace", False),
+    "-n": ("namespace", False),
+    "--values": ("values", True),
+    "-f": ("values", True),
+    "--values-inline": ("values_inline", False),
+    "--set": ("set_values", True),
+    "--set-string": ("set_strings", True),
+    "--kube-version": ("kube_version", False),
+    "--api-versions": ("api_versions", True),
+    "--config": ("config", False),
+    "--app": ("app_name", False),
+    "--helm": ("helm", False),
+    "--timeout": ("timeout", False),
+    "--output": ("output", False),
+    "-o": ("output", False),
+    "--repo-root": ("repo_root", False),
+}
+FLAG_OPTIONS: dict[str, tuple[str, bool]] = {
+    "--include-crds": ("include_crds", True),
+    "--skip-crds": ("include_crds", False),
+    "--skip-tests": ("skip_tests", True),
+}
+
+
+def read_generate(argv: Sequence[str]) -> GenerateOptions | None:
+    """`generate`'s options from a command line the way click reads it, or None whenever the line is
+    anything else or uses a form this reader does not know (`-nVALUE`, `--`, help, unknown options...)."""
+    if not argv or argv[0] != "generate":
+        return None
+    found: dict[str, object] = {}
+    repeated: dict[str, list[str]] = {}
+    positional: list[str] = []
+    args = list(argv[1:])
+    while args:
+        arg = args.pop(0)
+        if not arg.startswith("-") or arg == "-":
+            positional.append(arg)
+            continue
+        name, equals, inline = arg.partition("=")
+        if name in FLAG_OPTIONS and not equals:
+            field, value = FLAG_OPTIONS[name]
+            found[field] = value
+            continue
+        if name not in VALUE_OPTIONS or (equals and not name.startswith("--")):
+            return None
+        if not equals:
+            if not args or args[0].startswith("-"):
+                return None
+            inline = args.pop(0)
+        field, repeatable = VALUE_OPTIONS[name]
+        if repeatable:
+            repeated.setdefault(field, []).append(inline)
+        else:
+            found[field] = inline
+    if len(positional) > 1 or found.pop("output", "yaml") not in ("yaml", "json"):
+        return None
+    try:
+        timeout = float(str(found.pop("timeout"))) if "timeout" in found else None
+    except ValueError:
+        return None
+    if timeout is not None and not timeout >= 1:
+        return None
+    repo_root = found.pop("repo_root", None)
+    fields: dict[str, Any] = {**found, **{field: tuple(values) for field, values in repeated.items()}}
+    return GenerateOptions(
+        app_dir=Path(positional[0]) if positional else Path("."),
+        timeout=timeout,
+        repo_root=Path(str(repo_root)) if repo_root is not None else None,
+        **fields,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A helm render begun before the CLI loaded, and what it was begun for."""
+
+    config: Config
+    ownership: Ownership | None
+    running: RunningHelm
+
+
+_started: Started | None = None
+
+
+def start_early(argv: Sequence[str], env: Mapping[str, str]) -> None:
+    """Start helm for a plain `generate` command line; silently do nothing when unsure or on any error."""
+    global _started
+    options = read_generate(argv)
+    if options is None:
+        return
+    try:
+        from . import pipeline, render
+
+        config = options.resolve(env)
+        ownership = pipeline.load_ownership(config)
+        chart = pipeline.chart_dir(config, ownership)
+        if ownership is None and not (chart / "Chart.yaml").is_file():
+            return
+        running = render.start_helm(config.helm, pipeline.invocation(config, chart), config.timeout)
+    except Exception:  # the CLI meets the same problem again and reports it
+        return
+    _started = Started(config, ownership, running)
+
+
+def take_started(config: Config) -> Started | None:
+    """The early helm, when it was started for exactly this configuration (it is killed otherwise)."""
+    global _started
+    started, _started = _started, None
+    if started is not None and started.config != config:
+        started.running.kill()
+        return None
+    return started
+
+
+def discard_started() -> None:
+    """Kill an early helm nobody took (help, a usage error, a failure before the render)."""
+    global _started
+    started, _started = _started, None
+    if started is not None:
+        started.running.kill()
+
+
+def main() -> None:
+    """Console entry point (`chartshare`, `python -m cmp`)."""
+    start_early(sys.argv[1:], os.environ)
+    try:
+        from .cli import main as run
+
+        run()
+    finally:
+        discard_started()
