@@ -89,7 +89,7 @@ def generate(
 ) -> None:
     """Render the chart and print the manifests this Application owns (Argo CD's generate step)."""
     from . import manifests, pipeline
-    from .launch import GenerateOptions, take_started
+    from .launch import GenerateOptions
 
     options = GenerateOptions(
         app_dir=app_dir,
@@ -110,7 +110,7 @@ def generate(
         repo_root=repo_root,
     )
     resolved = options.resolve(os.environ)
-    outcome = pipeline.generate(resolved, take_started(resolved))
+    outcome = pipeline.generate(resolved)
     if output is OutputFormat.json:
         text = manifests.emit_json(outcome.resources)
     else:

@@ -3,17 +3,20 @@
 Python's start and the framework's import (click and typer) cost about as much as rendering a small
 chart, and helm needs none of it. So for a plain `chartshare generate ...`, the command line is first read
 here by a small reader that knows only generate's options, the configuration is resolved exactly as the
-CLI resolves it (`GenerateOptions.config`), and helm is started; typer then loads while helm renders.
+CLI resolves it (`GenerateOptions.resolve`), the chart folder is read from chartshare.yaml's `chart:` line,
+and helm is started; typer, YAML and the rules load while helm renders.
 
-The typer CLI stays the only authority: it parses the command line as always, and the pipeline adopts the
-early helm only when the CLI arrives at an equal configuration; otherwise, and on any exit that does not
-use it, the early helm is killed. Nothing is printed or decided here: when the reader is unsure or
-anything fails, no helm is started early and the CLI does everything itself, errors included.
+The typer CLI stays the only authority: it parses the command line as always, loads chartshare.yaml with
+every check, and `render.run_helm` adopts the early helm only when it was started with exactly the binary,
+invocation and deadline the CLI arrives at; otherwise, and on any exit that does not use it, the early
+helm is killed. Nothing is printed or decided here: when the reader is unsure or anything fails, no helm is
+started early and the CLI does everything itself, errors included.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,8 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .config import Config
-    from .render import RunningHelm
-    from .rules import Ownership
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,54 +152,57 @@ def read_generate(argv: Sequence[str]) -> GenerateOptions | None:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Started:
-    """A helm render begun before the CLI loaded, and what it was begun for."""
-
-    config: Config
-    ownership: Ownership | None
-    running: RunningHelm
+# chartshare.yaml's top-level `chart:` line with a plain or simply quoted value; any line that may be one.
+_CHART = re.compile(r"^chart[ \t]*:[ \t]*(?:([^\s'\"#][^\s#]*)|\"([^\"\\\n]*)\"|'([^'\n]*)')[ \t]*(?:#.*)?$", re.M)
+_CHART_KEY = re.compile(r"^(?:[\"']|\?[ \t]+)?chart\b", re.M)
 
 
-_started: Started | None = None
+def _chart_entry(text: str) -> str | None:
+    """The `chart:` of chartshare.yaml read without YAML ("." when absent); None when written otherwise."""
+    keys = _CHART_KEY.findall(text)
+    if not keys:
+        return "."
+    found = _CHART.findall(text)
+    if len(keys) != 1 or len(found) != 1:
+        return None
+    plain, double, single = found[0]
+    return plain or double or single or "."
 
 
 def start_early(argv: Sequence[str], env: Mapping[str, str]) -> None:
     """Start helm for a plain `generate` command line; silently do nothing when unsure or on any error."""
-    global _started
     options = read_generate(argv)
     if options is None:
         return
     try:
-        from . import pipeline, render
+        from . import render
+        from .config import resolve_path
 
         config = options.resolve(env)
-        ownership = pipeline.load_ownership(config)
-        chart = pipeline.chart_dir(config, ownership)
-        if ownership is None and not (chart / "Chart.yaml").is_file():
+        chart = config.app_dir
+        if config.config_path is not None:
+            entry = _chart_entry(config.config_path.read_text(encoding="utf-8"))
+            if entry is None:
+                return
+            chart = resolve_path(entry, config.config_path.parent, config.repo_root, "chart")
+        if not (chart / "Chart.yaml").is_file():
             return
-        running = render.start_helm(config.helm, pipeline.invocation(config, chart), config.timeout)
+        call = render.HelmInvocation(
+            chart_dir=chart,
+            release=config.release,
+            namespace=config.namespace,
+            values_files=config.values_files,
+            values_inline=config.values_inline,
+            set_values=config.set_values,
+            set_strings=config.set_strings,
+            include_crds=config.include_crds,
+            skip_tests=config.skip_tests,
+            kube_version=config.kube_version,
+            api_versions=config.api_versions,
+        )
+        render.start_early(config.helm, call, config.timeout)
     except Exception:  # the CLI meets the same problem again and reports it
         return
-    _started = Started(config, ownership, running)
-
-
-def take_started(config: Config) -> Started | None:
-    """The early helm, when it was started for exactly this configuration (it is killed otherwise)."""
-    global _started
-    started, _started = _started, None
-    if started is not None and started.config != config:
-        started.running.kill()
-        return None
-    return started
-
-
-def discard_started() -> None:
-    """Kill an early helm nobody took (help, a usage error, a failure before the render)."""
-    global _started
-    started, _started = _started, None
-    if started is not None:
-        started.running.kill()
 
 
 def main() -> None:
@@ -209,4 +213,6 @@ def main() -> None:
 
         run()
     finally:
-        discard_started()
+        from .render import discard_early
+
+        discard_early()

@@ -237,12 +237,9 @@ _SUSPECTS = tuple(
 # `metadata` whose name/namespace are one-line strings (plain ones that cannot resolve to anything else,
 # or quoted without escapes) and whose other entries are plain keys.
 _WORD = r"[A-Za-z0-9_./@+=%~,-]"
-# Quoted text read as it is: no escape, no quote of either kind, no tab or character libyaml refuses.
-_QUOTED_TEXT = "[^\"'\\\\\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]*"
-_STRING = (
-    r"(?:(?!(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
-    rf"|null|Null|NULL)[ ]*+\n)[A-Za-z](?:{_WORD}|:(?={_WORD})| (?={_WORD}))*+|\"{_QUOTED_TEXT}\"|'{_QUOTED_TEXT}')"
-)
+# A one-line string: plain, starting with a letter (no number or timestamp; a bool or null word is refused
+# after the match, by the loader's own resolver), or quoted without escapes (checked printable after it).
+_STRING = rf"(?:[A-Za-z](?:{_WORD}|:(?={_WORD})| (?={_WORD}))*+|\"[^\"\\\n]*\"|'[^'\n]*')"
 _NOT_DEEPER = r"(?!(?:[ ]*+\n)*+(?P=indent)[ ])"
 _FAST_HEAD = re.compile(
     r"(?:[ \t]*+(?:#[^\n]*+)?\n)*+"
@@ -274,7 +271,7 @@ _CHILD = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_./-]*)[ \t]*:(?:[ \t]+(?P<valu
 _SAFE = r"[A-Za-z0-9_./@+=%~,-]"
 _SCALAR = re.compile(
     rf"(?:(?P<plain>[A-Za-z0-9_./](?:{_SAFE}|:(?={_SAFE})| (?={_SAFE}))*)"
-    rf"|\"(?P<double>{_QUOTED_TEXT})\"|'(?P<single>{_QUOTED_TEXT})')(?:[ \t]+#[^\n]*)?"
+    r"|\"(?P<double>[^\"\\\n]*)\"|'(?P<single>[^'\n]*)')(?:[ \t]+#[^\n]*)?"
 )
 _BLANK = re.compile(r"[ \t\n]*")
 _IDENTITY = ("apiVersion", "kind", "metadata", "spec", "items")
@@ -301,17 +298,11 @@ def _scan(text: str, plain: bool) -> tuple[Head, dict[str, Any] | None] | None:
             return None
     fast = _FAST_HEAD.match(text)
     if fast is not None and text.endswith("\n") and _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
-        name, namespace = fast.group("name"), fast.group("namespace")
-        head = Head(
-            _unquoted(fast.group("api")),
-            _unquoted(fast.group("kind")),
-            None if name is None else _unquoted(name),
-            None if namespace is None else _unquoted(namespace),
-            None,
-            (fast.start("metadata"), fast.end()),
-        )
-        with_spec = _with_crd_spec(head, padded or "\n" + text)
-        return None if with_spec is None else (with_spec, None)
+        fields = [_string(fast.group(group)) for group in ("api", "kind", "name", "namespace")]
+        if _UNSURE not in fields:
+            head = Head(*fields, None, (fast.start("metadata"), fast.end()))
+            with_spec = _with_crd_spec(head, padded or "\n" + text)
+            return None if with_spec is None else (with_spec, None)
     return _scan_entries(padded or "\n" + text)
 
 
@@ -353,8 +344,14 @@ def _with_crd_spec(head: Head, padded: str, entries: dict[str, Span] | None = No
     return None if spec is _UNSURE else dataclasses.replace(head, spec=spec)
 
 
-def _unquoted(token: str) -> str:
-    return token[1:-1] if token[:1] in "\"'" else token
+def _string(token: str | None) -> Any:
+    """A `_STRING` token's value (None for no token), or _UNSURE when the parser must read it."""
+    if token is None:
+        return None
+    if token[:1] in "\"'":
+        value = token[1:-1]
+        return value if value.isprintable() else _UNSURE
+    return _scalar(token)
 
 
 def _structure_is_plain_precisely(padded: str) -> bool:
@@ -529,7 +526,8 @@ def _scalar(value: str | None) -> Any:
         return _UNSURE
     plain = found.group("plain")
     if plain is None:
-        return found.group("double") if found.group("double") is not None else found.group("single")
+        quoted = found.group("double") if found.group("double") is not None else found.group("single")
+        return quoted if quoted.isprintable() else _UNSURE  # a tab, a control character: the parser decides
     for _, pattern in goyaml.GoResolver.yaml_implicit_resolvers.get(plain[0], ()):
         if pattern.match(plain):
             return _UNSURE  # a bool, number, null...: left to the parser

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import handoff, manifests, render, rules
 from .config import Config, confine_tree, resolve_path
@@ -19,9 +18,6 @@ from .model import Action, App, Decision, Resource, ResourceId
 from .rewrite import Applied, aggregation_notices, apply, describe
 from .rules import Ownership
 from .scope import Scope, ScopeTable, crd_scopes
-
-if TYPE_CHECKING:
-    from .launch import Started
 
 
 @dataclass(slots=True)
@@ -134,17 +130,13 @@ def invocation(config: Config, chart: Path) -> render.HelmInvocation:
     )
 
 
-def generate(config: Config, started: Started | None = None) -> Outcome:
-    """Render the app's chart and apply its ownership rules; `started` is helm already rendering for this
-    very configuration (launch.py starts it before the CLI loads)."""
-    if started is not None:
-        ownership, stream = started.ownership, started.running.finish()
-    else:
-        ownership = load_ownership(config)
-        chart = chart_dir(config, ownership)
-        if ownership is None and not (chart / "Chart.yaml").is_file():
-            raise ConfigError(f"{chart} holds neither chartshare.yaml nor Chart.yaml; point the app at a chart")
-        stream = render.run_helm(config.helm, invocation(config, chart), config.timeout)
+def generate(config: Config) -> Outcome:
+    """Render the app's chart and apply its ownership rules."""
+    ownership = load_ownership(config)
+    chart = chart_dir(config, ownership)
+    if ownership is None and not (chart / "Chart.yaml").is_file():
+        raise ConfigError(f"{chart} holds neither chartshare.yaml nor Chart.yaml; point the app at a chart")
+    stream = render.run_helm(config.helm, invocation(config, chart), config.timeout)
     return process(manifests.parse(stream), ownership, App(config.app_name, config.release, config.namespace))
 
 

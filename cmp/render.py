@@ -60,8 +60,40 @@ def helm_args(call: HelmInvocation, inline_values_file: Path | None = None) -> l
 
 
 def run_helm(helm: str, call: HelmInvocation, timeout: float) -> str:
-    """Render the chart and return helm's stdout; any failure is a HelmError carrying helm's stderr."""
-    return start_helm(helm, call, timeout).finish()
+    """Render the chart and return helm's stdout; any failure is a HelmError carrying helm's stderr.
+
+    A render started early for exactly this binary, invocation and deadline (see launch.py) is used
+    instead of a new one; one started for anything else is killed."""
+    early = take_early(helm, call, timeout)
+    return (early or start_helm(helm, call, timeout)).finish()
+
+
+_early: RunningHelm | None = None
+
+
+def start_early(helm: str, call: HelmInvocation, timeout: float) -> None:
+    """Start a render that a later `run_helm` with the same arguments will use."""
+    global _early
+    discard_early()
+    _early = start_helm(helm, call, timeout)
+
+
+def take_early(helm: str, call: HelmInvocation, timeout: float) -> RunningHelm | None:
+    """The early render when it was started with these very arguments; otherwise it is killed."""
+    global _early
+    early, _early = _early, None
+    if early is not None and early.key != (helm, call, timeout):
+        early.kill()
+        return None
+    return early
+
+
+def discard_early() -> None:
+    """Kill an early render nobody used (help, a usage error, a failure before rendering)."""
+    global _early
+    early, _early = _early, None
+    if early is not None:
+        early.kill()
 
 
 def start_helm(helm: str, call: HelmInvocation, timeout: float) -> RunningHelm:
@@ -72,12 +104,14 @@ def start_helm(helm: str, call: HelmInvocation, timeout: float) -> RunningHelm:
         if call.values_inline:
             inline = Path(scratch.name) / "inline-values.yaml"
             inline.write_text(call.values_inline, encoding="utf-8")
-        return RunningHelm(
+        running = RunningHelm(
             [helm, *helm_args(call, inline)], cwd=call.chart_dir, timeout=timeout, what="helm template", scratch=scratch
         )
     except BaseException:
         scratch.cleanup()
         raise
+    running.key = (helm, call, timeout)
+    return running
 
 
 def run(
@@ -111,6 +145,7 @@ class RunningHelm:
         stdin: bytes | None = None,
     ) -> None:
         self.argv, self.timeout, self.what, self.scratch, self.stdin = argv, timeout, what, scratch, stdin
+        self.key: tuple[str, HelmInvocation, float] | None = None  # what start_helm was asked to render
         try:
             self.process = subprocess.Popen(
                 argv,

@@ -15,7 +15,7 @@ import pytest
 import typer
 from conftest import TESTS, run_cli
 
-from cmp import cli, launch
+from cmp import cli, launch, pipeline, render
 
 CHART = TESTS / "charts" / "shared"
 
@@ -95,43 +95,72 @@ def _env() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if not key.startswith(("ARGOCD_", "CHARTSHARE_"))}
 
 
-def test_the_early_helm_is_handed_over_for_the_same_configuration(helm: str) -> None:
-    argv = ["generate", str(CHART), "--app", "web", "-n", "shop", "--helm", helm, "--repo-root", str(TESTS)]
-    launch.start_early(argv, _env())
+def _cli_invocation(argv: list[str]) -> tuple[str, render.HelmInvocation, float]:
+    """What the CLI path hands to render.run_helm for this command line."""
     config = launch.read_generate(argv).resolve(_env())  # type: ignore[union-attr]
-    started = launch.take_started(config)
-    assert started is not None
-    assert "kind: Namespace" in started.running.finish()
-    assert launch.take_started(config) is None
+    ownership = pipeline.load_ownership(config)
+    return config.helm, pipeline.invocation(config, pipeline.chart_dir(config, ownership)), config.timeout
 
 
-def test_an_early_helm_for_another_configuration_is_killed(helm: str) -> None:
-    argv = ["generate", str(CHART), "--app", "web", "-n", "shop", "--helm", helm, "--repo-root", str(TESTS)]
+CASE = TESTS / "cases" / "generate" / "owner-keeps-and-protects"
+
+
+def test_the_early_helm_is_the_one_the_cli_uses(helm: str) -> None:
+    argv = ["generate", str(CASE), "--app", "dev-a", "-n", "shoong", "--helm", helm, "--repo-root", str(TESTS)]
     launch.start_early(argv, _env())
-    started = launch._started
-    assert started is not None
-    other = launch.read_generate([*argv, "--release-name", "other"]).resolve(_env())  # type: ignore[union-attr]
-    assert launch.take_started(other) is None
-    assert started.running.process.returncode is not None
+    early = render._early
+    assert early is not None
+    stream = render.run_helm(*_cli_invocation(argv))
+    assert render._early is None and early.process.returncode == 0
+    assert "kind: Namespace" in stream
 
 
-def test_an_early_helm_nobody_takes_is_killed(helm: str, tmp_path: Path) -> None:
+def test_an_early_helm_for_another_invocation_is_killed(helm: str) -> None:
+    argv = ["generate", str(CASE), "--app", "dev-a", "-n", "shoong", "--helm", helm, "--repo-root", str(TESTS)]
+    launch.start_early(argv, _env())
+    early = render._early
+    assert early is not None
+    stream = render.run_helm(*_cli_invocation([*argv, "--release-name", "other"]))
+    assert early.process.returncode is not None and early.process.returncode < 0
+    assert "name: other" in stream or "other" in stream
+
+
+def test_an_early_helm_nobody_takes_is_killed(tmp_path: Path) -> None:
     slow = tmp_path / "helm"
     slow.write_text("#!/bin/sh\nsleep 30\n")
     slow.chmod(0o755)
-    argv = ["generate", str(CHART), "--app", "web", "--helm", str(slow), "--repo-root", str(TESTS)]
+    argv = ["generate", str(CASE), "--app", "dev-a", "--helm", str(slow), "--repo-root", str(TESTS)]
     launch.start_early(argv, _env())
-    started = launch._started
-    assert started is not None
+    early = render._early
+    assert early is not None
     begun = time.monotonic()
-    launch.discard_started()
-    assert started.running.process.returncode is not None
+    render.discard_early()
+    assert early.process.returncode is not None
     assert time.monotonic() - begun < 5
 
 
 def test_nothing_starts_early_when_the_configuration_is_wrong() -> None:
-    launch.start_early(["generate", str(CHART), "--repo-root", str(TESTS)], {})  # no app name
-    assert launch._started is None
+    launch.start_early(["generate", str(CASE), "--repo-root", str(TESTS)], {})  # no app name
+    assert render._early is None
+
+
+@pytest.mark.parametrize(
+    ("text", "entry"),
+    [
+        ("apiVersion: chartshare/v1\nkind: ChartShare\n", "."),
+        ("chart: ../../charts/app\n", "../../charts/app"),
+        ("chart: '../c'   # the chart\n", "../c"),
+        ('chart: "../c"\n', "../c"),
+        ("rules:\n  - match: {kind: A}\n    chart: x\n", "."),
+        ("chart: ../a\nchart: ../b\n", None),
+        ('"chart": ../a\n', None),
+        ("chart: &c ../a\n", None),
+        ("chart:\n  ../a\n", None),
+        ("? chart\n: ../a\n", None),
+    ],
+)
+def test_the_chart_line_is_read_only_when_plain(text: str, entry: str | None) -> None:
+    assert launch._chart_entry(text) == entry
 
 
 def test_help_still_works_and_leaves_no_helm_behind(helm: str) -> None:
