@@ -298,9 +298,9 @@ def _scan(text: str, plain: bool) -> tuple[Head, dict[str, Any] | None] | None:
             return None
     fast = _FAST_HEAD.match(text)
     if fast is not None and text.endswith("\n") and _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
-        fields = [_string(fast.group(group)) for group in ("api", "kind", "name", "namespace")]
-        if _UNSURE not in fields:
-            head = Head(*fields, None, (fast.start("metadata"), fast.end()))
+        api_version, kind, name, namespace = (_string(fast.group(key)) for key in ("api", "kind", "name", "namespace"))
+        if _UNSURE not in (api_version, kind, name, namespace):
+            head = Head(api_version, kind, name, namespace, None, (fast.start("metadata"), fast.end()))
             with_spec = _with_crd_spec(head, padded or "\n" + text)
             return None if with_spec is None else (with_spec, None)
     return _scan_entries(padded or "\n" + text)
