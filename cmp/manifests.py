@@ -46,21 +46,35 @@ class Chunk:
 
 
 def split(stream: str) -> Iterator[Chunk]:
-    """Cut a YAML stream into documents; a document without `# Source:` inherits the previous one's
-    (helm writes a CRD file whole, so its second document carries no comment of its own)."""
-    for start, end, source in _documents(stream):
-        yield Chunk(stream[start:end], source)
+    """Cut a YAML stream into documents.
+
+    A document without `# Source:` inherits the previous one's (helm writes a CRD file whole, so its second
+    document carries no comment of its own). A comment-only document (helm's `# Source:` line followed by a
+    file's own `---`) is glued, separator included, to the front of the next one, so helm's bytes survive.
+    """
+    for start, end, source, glued in _documents(stream):
+        yield Chunk(glued + stream[start:end], source)
 
 
-def _documents(stream: str) -> Iterator[tuple[int, int, str]]:
-    """(start, end, template) of each non-blank document of the stream."""
+def _documents(stream: str) -> Iterator[tuple[int, int, str, str]]:
+    """(start, end, template, glued comment-only text before it) of each document with content."""
     source = ""
-    for start, end in _pieces(stream):
+    pending = ""
+    spans = list(_pieces(stream))
+    for position, (start, end) in enumerate(spans):
         found = _source_of(stream, start, end)
         if found:
             source = found
-        if start < end and not stream[start:end].isspace():
-            yield start, end, source
+        if _CONTENT.search(stream, start, end) is None:
+            if start < end and not stream[start:end].isspace() and position + 1 < len(spans):
+                pending += stream[start : spans[position + 1][0]]  # the comments and their separator
+            continue
+        yield start, end, source, pending
+        pending = ""
+
+
+# A line (as str.splitlines cuts them) whose first non-blank character does not open a comment.
+_CONTENT = re.compile(r"(?:^|(?<=[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]))\s*?[^\s#]")
 
 
 def _pieces(stream: str) -> Iterator[tuple[int, int]]:
@@ -101,14 +115,17 @@ def parse(stream: str) -> list[Resource]:
     careful = _has_odd_line_breaks(stream)
     suspects = sorted(found.start() for suspect in _SUSPECTS for found in suspect.finditer(stream))
     next_suspect = 0
-    for start, end, source in _documents(stream):
-        text = stream[start:end]
+    for start, end, source, glued in _documents(stream):
+        body = stream[start:end]
+        text = glued + body
         while next_suspect < len(suspects) and suspects[next_suspect] < start:
             next_suspect += 1
         plain = next_suspect == len(suspects) or suspects[next_suspect] >= end
-        scanned = None if careful and _has_odd_line_breaks(text) else _scan(text, plain)
+        scanned = None if careful and _has_odd_line_breaks(body) else _scan(body, plain)
         if scanned is not None:
             head, metadata = scanned
+            if glued:
+                head = _shifted(head, len(glued))
             resource = Resource(None, source, text, len(resources), head=head, metadata=metadata)
             resources.append(_checked(resource, source))
             continue
@@ -285,8 +302,25 @@ def scan(text: str) -> tuple[Head, dict[str, Any] | None] | None:
     the scan cannot be sure (then the caller parses the whole document)."""
     if _has_odd_line_breaks(text):
         return None
-    padded = "\n" + text
-    return _scan(text, not any(suspect.search(padded) for suspect in _SUSPECTS))
+    glued = _GLUED.match(text)
+    body = text[glued.end() :] if glued else text
+    padded = "\n" + body
+    scanned = _scan(body, not any(suspect.search(padded) for suspect in _SUSPECTS))
+    if scanned is None or not glued:
+        return scanned
+    return _shifted(scanned[0], glued.end()), scanned[1]
+
+
+# Comment lines and a separator that `split` glued in front of a document.
+_GLUED = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*---[ \t]*(?:#[^\n]*)?\n")
+
+
+def _shifted(head: Head, offset: int) -> Head:
+    """The head of a document whose text got `offset` characters glued in front."""
+    if head.metadata is None:
+        return head
+    start, end = head.metadata
+    return dataclasses.replace(head, metadata=(start + offset, end + offset))
 
 
 def _scan(text: str, plain: bool) -> tuple[Head, dict[str, Any] | None] | None:

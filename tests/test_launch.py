@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 import pytest
 import typer
-from conftest import TESTS, run_cli
 
 from cmp import cli, launch, pipeline, render
+from conftest import TESTS, run_cli
 
 CHART = TESTS / "charts" / "shared"
 

@@ -333,16 +333,21 @@ def test_a_spliced_metadata_block_reads_as_a_full_reserialisation(text: str, edi
 
 
 def _old_split(stream: str) -> list[tuple[str, str]]:
-    """The split before this scan existed: one `^`-anchored pattern, the oracle for the faster one."""
+    """The split before the fast one: `^`-anchored patterns and a line-by-line content test; the oracle."""
     separator = re.compile(r"^---[ \t]*(?:#[^\n]*)?(?:\n|\Z)", re.M)
     source_line = re.compile(r"^# Source: (.+?)[ \t]*$", re.M)
-    chunks, source = [], ""
-    for text in separator.split(stream):
+    chunks, source, pending = [], "", ""
+    pieces, separators = separator.split(stream), separator.findall(stream)
+    for position, text in enumerate(pieces):
         found = source_line.search(text)
         if found:
             source = found.group(1)
-        if text.strip():
-            chunks.append((text, source))
+        if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
+            if text.strip() and position < len(separators):
+                pending += text + separators[position]
+            continue
+        chunks.append((pending + text, source))
+        pending = ""
     return chunks
 
 
@@ -368,6 +373,9 @@ STREAM_PARTS = st.sampled_from(
         "key: v",
         "\u2028",
         "\r\n",
+        "  # indented comment\n",
+        "#x\x85y\n",
+        "\x0c",
     ]
 )
 
