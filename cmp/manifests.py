@@ -17,7 +17,6 @@ and the document is parsed whole as before. Property tests hold the scan to the 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -65,7 +64,7 @@ def _documents(stream: str) -> Iterator[tuple[int, int, str, str]]:
         found = _source_of(stream, start, end)
         if found:
             source = found
-        if _CONTENT.search(stream, start, end) is None:
+        if not _has_content(stream, start, end):
             if start < end and not stream[start:end].isspace() and position + 1 < len(spans):
                 pending += stream[start : spans[position + 1][0]]  # the comments and their separator
             continue
@@ -75,6 +74,16 @@ def _documents(stream: str) -> Iterator[tuple[int, int, str, str]]:
 
 # A line (as str.splitlines cuts them) whose first non-blank character does not open a comment.
 _CONTENT = re.compile(r"(?:^|(?<=[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]))\s*?[^\s#]")
+_KEY_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _has_content(stream: str, start: int, end: int) -> bool:
+    """Whether a document holds anything but blank lines and comments (helm's: a `# Source:` line, then a key)."""
+    if stream.startswith(_SOURCE_MARK, start, end):
+        line_end = stream.find("\n", start, end)
+        if 0 <= line_end < end - 1 and stream[line_end + 1] in _KEY_START:
+            return True
+    return _CONTENT.search(stream, start, end) is not None
 
 
 def _pieces(stream: str) -> Iterator[tuple[int, int]]:
@@ -98,7 +107,7 @@ def _pieces(stream: str) -> Iterator[tuple[int, int]]:
 
 def _source_of(stream: str, start: int, end: int) -> str:
     """The path of the document's first `# Source: ` line, the comment helm puts above every document."""
-    at = stream.find(_SOURCE_MARK, start, end)
+    at = start if stream.startswith(_SOURCE_MARK, start, end) else stream.find(_SOURCE_MARK, start, end)
     while at >= 0:
         if at == start or stream[at - 1] == "\n":
             line_end = stream.find("\n", at, end)
@@ -320,7 +329,7 @@ def _shifted(head: Head, offset: int) -> Head:
     if head.metadata is None:
         return head
     start, end = head.metadata
-    return dataclasses.replace(head, metadata=(start + offset, end + offset))
+    return head._replace(metadata=(start + offset, end + offset))
 
 
 def _scan(text: str, plain: bool) -> tuple[Head, dict[str, Any] | None] | None:
@@ -332,10 +341,13 @@ def _scan(text: str, plain: bool) -> tuple[Head, dict[str, Any] | None] | None:
             return None
     fast = _FAST_HEAD.match(text)
     if fast is not None and text.endswith("\n") and _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
-        api_version, kind, name, namespace = (_string(fast.group(key)) for key in ("api", "kind", "name", "namespace"))
+        api_version, kind, name, namespace = map(_string, fast.group("api", "kind", "name", "namespace"))
         if _UNSURE not in (api_version, kind, name, namespace):
             head = Head(api_version, kind, name, namespace, None, (fast.start("metadata"), fast.end()))
-            with_spec = _with_crd_spec(head, padded or "\n" + text)
+            if kind != "CustomResourceDefinition":
+                return head, None
+            spans = _spec_spans(padded or "\n" + text, fast.end())
+            with_spec = None if spans is None else _with_crd_spec(head, padded or "\n" + text, spans)
             return None if with_spec is None else (with_spec, None)
     return _scan_entries(padded or "\n" + text)
 
@@ -364,6 +376,23 @@ def _scan_entries(padded: str) -> tuple[Head, dict[str, Any] | None] | None:
     return None if head is None else (head, metadata)
 
 
+_SPEC_LINE = re.compile(r"\nspec[ \t]*:")
+_NEXT_TOP_KEY = re.compile(r"\n(?=[^ \n#-]|-[^ \t\n])")
+
+
+def _spec_spans(padded: str, after: int) -> dict[str, Span] | None:
+    """{"spec": span} of a document whose column-0 lines after `after` (a text offset) are known plain keys;
+    {} when it has none, None when it has two. Two searches instead of reading every top-level line."""
+    found = [match.start() for match in _SPEC_LINE.finditer(padded, after)]
+    if len(found) > 1:
+        return None
+    if not found:
+        return {}
+    start = found[0] + 1
+    following = _NEXT_TOP_KEY.search(padded, start)
+    return {"spec": (start, following.start() + 1 if following else len(padded))}
+
+
 def _with_crd_spec(head: Head, padded: str, entries: dict[str, Span] | None = None) -> Head | None:
     """For a CRD, the head with `group`, `names` and `scope` of its spec (what scope detection reads);
     None when they cannot be read for sure."""
@@ -375,17 +404,23 @@ def _with_crd_spec(head: Head, padded: str, entries: dict[str, Span] | None = No
     if "spec" not in entries:
         return head
     spec = _crd_spec(padded, entries["spec"])
-    return None if spec is _UNSURE else dataclasses.replace(head, spec=spec)
+    return None if spec is _UNSURE else head._replace(spec=spec)
+
+
+_RESOLVED_FIRST = frozenset(goyaml.GoResolver.yaml_implicit_resolvers)
 
 
 def _string(token: str | None) -> Any:
     """A `_STRING` token's value (None for no token), or _UNSURE when the parser must read it."""
     if token is None:
         return None
-    if token[:1] in "\"'":
+    first = token[0]
+    if first == '"' or first == "'":
         value = token[1:-1]
         return value if value.isprintable() else _UNSURE
-    return _scalar(token)
+    if first in _RESOLVED_FIRST:  # y, n, t, f, o...: maybe a bool or null
+        return _scalar(token)
+    return token
 
 
 def _structure_is_plain_precisely(padded: str) -> bool:

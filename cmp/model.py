@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -27,14 +27,14 @@ def split_api_version(api_version: str) -> tuple[str, str]:
     return group, version
 
 
-@dataclass(frozen=True, slots=True)
-class Head:
+class Head(NamedTuple):
     """What a cheap scan of a document's text found, exactly as a full parse would give it.
 
     `api_version` and `kind` are the parsed top-level values (None when absent); `name`, `namespace` and
     `generate_name` those of `metadata`; `metadata` is the span of the top-level `metadata` entry in the text,
     which the emitter replaces when only metadata changed; `spec` holds, for a CRD, the `group`, `names` and
-    `scope` of its spec (what scope detection reads), so the schema below them is never parsed.
+    `scope` of its spec (what scope detection reads), so the schema below them is never parsed. (A tuple:
+    one is made per document.)
     """
 
     api_version: Any
@@ -59,7 +59,7 @@ class Resource:
     never parses its schema.
     """
 
-    __slots__ = ("_meta", "_obj", "head", "index", "metadata_changed", "source", "text")
+    __slots__ = ("_ids", "_meta", "_obj", "head", "index", "metadata_changed", "source", "text")
 
     def __init__(
         self,
@@ -76,6 +76,21 @@ class Resource:
             raise ValueError("a resource needs its object, or a head and the text to parse it from")
         self._obj = obj
         self._meta = metadata  # metadata parsed alone, before (or instead of) the object
+        # (apiVersion, group, version, kind, name, namespace, generateName) while only the head is known:
+        # the pipeline asks for them thousands of times; any access that may edit the object drops them
+        self._ids: tuple[str, ...] | None = None
+        if obj is None and metadata is None and head is not None:
+            api_version = str(head.api_version or "")
+            group, version = split_api_version(api_version)
+            self._ids = (
+                api_version,
+                group,
+                version,
+                str(head.kind or ""),
+                str(head.name or ""),
+                str(head.namespace or ""),
+                str(head.generate_name or ""),
+            )
         self.head = head
         self.source = source
         self.text = text
@@ -96,12 +111,14 @@ class Resource:
             if self._meta is not None:  # keep edits made to the metadata parsed alone
                 obj["metadata"] = self._meta
             self._obj = obj
+            self._ids = None
         return self._obj
 
     @obj.setter
     def obj(self, value: dict[str, Any]) -> None:
         self._obj = value
         self._meta = None
+        self._ids = None
 
     @property
     def parsed(self) -> bool:
@@ -121,19 +138,23 @@ class Resource:
 
     @property
     def api_version(self) -> str:
-        return str(self._value("apiVersion") or "")
+        ids = self._ids
+        return ids[0] if ids is not None else str(self._value("apiVersion") or "")
 
     @property
     def group(self) -> str:
-        return split_api_version(self.api_version)[0]
+        ids = self._ids
+        return ids[1] if ids is not None else split_api_version(self.api_version)[0]
 
     @property
     def version(self) -> str:
-        return split_api_version(self.api_version)[1]
+        ids = self._ids
+        return ids[2] if ids is not None else split_api_version(self.api_version)[1]
 
     @property
     def kind(self) -> str:
-        return str(self._value("kind") or "")
+        ids = self._ids
+        return ids[3] if ids is not None else str(self._value("kind") or "")
 
     @property
     def kind_is_text(self) -> bool:
@@ -153,21 +174,25 @@ class Resource:
                 from .manifests import load_metadata
 
                 self._meta = load_metadata(self.text, self.head, self.source)
+                self._ids = None  # the caller may edit it
             return self._meta
         meta = self.obj.get("metadata")
         return meta if isinstance(meta, dict) else None
 
     @property
     def name(self) -> str:
-        return str(self._meta_value("name") or "")
+        ids = self._ids
+        return ids[4] if ids is not None else str(self._meta_value("name") or "")
 
     @property
     def namespace(self) -> str:
-        return str(self._meta_value("namespace") or "")
+        ids = self._ids
+        return ids[5] if ids is not None else str(self._meta_value("namespace") or "")
 
     @property
     def generate_name(self) -> str:
-        return str(self._meta_value("generateName") or "")
+        ids = self._ids
+        return ids[6] if ids is not None else str(self._meta_value("generateName") or "")
 
     @property
     def labels(self) -> dict[str, Any]:
