@@ -14,16 +14,18 @@ from typing import Any
 
 Schema = dict[str, Any]
 
-_WORDS = (
-    "the object field value controller reconciles resource when set defaults to empty cluster namespace pod "
-    "container selector label annotation spec status condition reason message must may should be is are of "
-    "for in on a an this that which specifies describes overrides configuration replicas deployment service "
-    "endpoint port protocol secret key reference name version api group kind list map entries optional "
-    "required immutable cannot updated after creation deprecated use instead only applies if not nil zero "
-    "unset scheduler node affinity toleration taint weight term expression operator values prefix suffix "
-    "duration seconds timeout period threshold probe handler command args environment variable mount path "
-    "volume claim storage class access mode read write capacity request limit quantity cpu memory"
-).split()
+_PROSE = (
+    "the object field value controller reconciles resource when set defaults to empty cluster namespace "
+    "pod container selector label annotation spec status condition reason message must may should be is "
+    "are of for in on a an this that which specifies describes overrides configuration replicas "
+    "deployment service endpoint port protocol secret key reference name version api group kind list map "
+    "entries optional required immutable cannot updated after creation deprecated use instead only "
+    "applies if not nil zero unset scheduler node affinity toleration taint weight term expression "
+    "operator values prefix suffix duration seconds timeout period threshold probe handler command args "
+    "environment variable mount path volume claim storage class access mode read write capacity request "
+    "limit quantity cpu memory "
+)
+_WORDS = tuple(_PROSE.split())
 
 
 class _Gen:
@@ -56,7 +58,9 @@ class _Gen:
         elif kind == "string" and roll < 0.15:
             schema["enum"] = self.rng.sample(["Always", "Never", "IfNotPresent", "=", "!=", "In", "NotIn", "Exists"], 3)
         elif kind == "string" and roll < 0.25:
-            schema["pattern"] = "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$"
+            schema["pattern"] = (
+                "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$"
+            )
         return schema
 
     def obj(self, name: str, properties: Schema, required: tuple[str, ...] = ()) -> Schema:
@@ -277,7 +281,10 @@ class _Gen:
                     {
                         "preferredDuringSchedulingIgnoredDuringExecution": self.array(
                             "preferred",
-                            self.obj("preferredSchedulingTerm", {"preference": node_term, "weight": self.leaf("weight", "integer")}),
+                            self.obj(
+                                "preferredSchedulingTerm",
+                                {"preference": node_term, "weight": self.leaf("weight", "integer")},
+                            ),
                         ),
                         "requiredDuringSchedulingIgnoredDuringExecution": self.obj(
                             "required", {"nodeSelectorTerms": self.array("nodeSelectorTerms", node_term)}
@@ -292,13 +299,16 @@ class _Gen:
     def volume(self) -> Schema:
         items = self.array(
             "items",
-            self.obj("keyToPath", {"key": self.leaf("key"), "mode": self.leaf("mode", "integer"), "path": self.leaf("path")}),
+            self.obj(
+                "keyToPath", {"key": self.leaf("key"), "mode": self.leaf("mode", "integer"), "path": self.leaf("path")}
+            ),
         )
         return self.obj(
             "volume",
             {
                 "configMap": self.obj(
-                    "configMap", {"defaultMode": self.leaf("defaultMode", "integer"), "items": items, "name": self.leaf("name")}
+                    "configMap",
+                    {"defaultMode": self.leaf("defaultMode", "integer"), "items": items, "name": self.leaf("name")},
                 ),
                 "emptyDir": self.obj(
                     "emptyDir", {"medium": self.leaf("medium"), "sizeLimit": self.int_or_string("sizeLimit")}
@@ -312,7 +322,11 @@ class _Gen:
                 ),
                 "secret": self.obj(
                     "secret",
-                    {"defaultMode": self.leaf("defaultMode", "integer"), "items": items, "secretName": self.leaf("secretName")},
+                    {
+                        "defaultMode": self.leaf("defaultMode", "integer"),
+                        "items": items,
+                        "secretName": self.leaf("secretName"),
+                    },
                 ),
             },
             ("name",),

@@ -135,8 +135,18 @@ def _install(work: Path) -> str:
         check=True,
     )
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
-         "--force-reinstall", "--no-deps", str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--force-reinstall",
+            "--no-deps",
+            str(ROOT),
+        ],
         check=True,
     )
     return str(venv / "bin" / "chartshare")
@@ -153,13 +163,26 @@ def _commands(helm: str, chartshare: str, work: Path) -> list[Command]:
         raw = f"helm ({app})"
         if not any(c.name == raw for c in commands):
             commands.append(
-                Command(raw, [helm, "template", ".", f"--name-template={app}", "--namespace=bench", "--include-crds"], chart)
+                Command(
+                    raw, [helm, "template", ".", f"--name-template={app}", "--namespace=bench", "--include-crds"], chart
+                )
             )
         commands.append(
             Command(
                 f"chartshare {case}",
-                [chartshare, "generate", str(work / "apps" / app_dir), "--app", app, "-n", "bench",
-                 "--repo-root", str(work), "--helm", helm],
+                [
+                    chartshare,
+                    "generate",
+                    str(work / "apps" / app_dir),
+                    "--app",
+                    app,
+                    "-n",
+                    "bench",
+                    "--repo-root",
+                    str(work),
+                    "--helm",
+                    helm,
+                ],
                 work,
                 baseline=raw,
             )
@@ -169,17 +192,35 @@ def _commands(helm: str, chartshare: str, work: Path) -> list[Command]:
     commands.append(
         Command(
             "helm (small)",
-            [helm, "template", ".", f"--name-template={app}", "--namespace=shoong",
-             *[f"--values={path}" for path in values], "--include-crds"],
+            [
+                helm,
+                "template",
+                ".",
+                f"--name-template={app}",
+                "--namespace=shoong",
+                *[f"--values={path}" for path in values],
+                "--include-crds",
+            ],
             EXAMPLE / "charts" / "shoong-app",
         )
     )
     commands.append(
         Command(
             "chartshare small",
-            [chartshare, "generate", str(EXAMPLE / "apps" / "dev" / "notification"), "--app", app, "-n", "shoong",
-             *[arg for path in values for arg in ("-f", "/" + str(path.relative_to(ROOT)))],
-             "--repo-root", str(ROOT), "--helm", helm],
+            [
+                chartshare,
+                "generate",
+                str(EXAMPLE / "apps" / "dev" / "notification"),
+                "--app",
+                app,
+                "-n",
+                "shoong",
+                *[arg for path in values for arg in ("-f", "/" + str(path.relative_to(ROOT)))],
+                "--repo-root",
+                str(ROOT),
+                "--helm",
+                helm,
+            ],
             ROOT,
             baseline="helm (small)",
         )
@@ -191,7 +232,9 @@ def _run(command: Command, out: Path, err: Path) -> tuple[int, float, int]:
     """Exit status, wall seconds and peak RSS (KB, the process and its children) of one run."""
     with out.open("wb") as stdout, err.open("wb") as stderr:
         start = time.perf_counter()
-        process = subprocess.Popen(command.argv, cwd=command.cwd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+        process = subprocess.Popen(
+            command.argv, cwd=command.cwd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr
+        )
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -216,9 +259,14 @@ def _self_rss(command: Command, out: Path, err: Path) -> int:
 
 def _report(commands: list[Command], by_name: dict[str, Command], helm: str, args: argparse.Namespace) -> dict:
     version = subprocess.run([helm, "version", "--short"], capture_output=True, text=True).stdout.strip()
-    print(f"\nhelm {version}, Python {platform.python_version()}, {os.cpu_count()} CPUs, "
-          f"{args.rounds} interleaved rounds, medians\n")
-    header = f"{'command':<24} {'docs':>5} {'MB out':>7} {'wall ms':>8} {'vs helm':>8} {'+ms':>6} {'RSS MB':>7} {'own RSS':>8}"
+    print(
+        f"\nhelm {version}, Python {platform.python_version()}, {os.cpu_count()} CPUs, "
+        f"{args.rounds} interleaved rounds, medians\n"
+    )
+    header = (
+        f"{'command':<24} {'docs':>5} {'MB out':>7} {'wall ms':>8} {'vs helm':>8} {'+ms':>6} {'RSS MB':>7} "
+        f"{'own RSS':>8}"
+    )
     print(header)
     print("-" * len(header))
     rows = []
@@ -233,8 +281,12 @@ def _report(commands: list[Command], by_name: dict[str, Command], helm: str, arg
             "argv": command.argv,
             "documents": command.documents,
             "output_bytes": command.output_bytes,
-            "wall_ms": {"median": round(median * 1000, 1), "min": round(min(command.wall) * 1000, 1),
-                        "max": round(max(command.wall) * 1000, 1), "samples": [round(w * 1000, 1) for w in command.wall]},
+            "wall_ms": {
+                "median": round(median * 1000, 1),
+                "min": round(min(command.wall) * 1000, 1),
+                "max": round(max(command.wall) * 1000, 1),
+                "samples": [round(w * 1000, 1) for w in command.wall],
+            },
             "peak_rss_mb": round(max(command.rss_kb) / 1024, 1),
         }
         ratio = overhead = ""
@@ -246,8 +298,10 @@ def _report(commands: list[Command], by_name: dict[str, Command], helm: str, arg
             row["own_peak_rss_mb"] = round(command.self_rss_kb / 1024, 1)
             ratio, overhead = f"{row['ratio']:.3f}x", f"{row['overhead_ms']:+.0f}"
         own = f"{row.get('own_peak_rss_mb', '')}"
-        print(f"{command.name:<24} {command.documents:>5} {command.output_bytes / 1e6:>7.2f} {median * 1000:>8.0f} "
-              f"{ratio:>8} {overhead:>6} {row['peak_rss_mb']:>7} {own:>8}")
+        print(
+            f"{command.name:<24} {command.documents:>5} {command.output_bytes / 1e6:>7.2f} {median * 1000:>8.0f} "
+            f"{ratio:>8} {overhead:>6} {row['peak_rss_mb']:>7} {own:>8}"
+        )
         rows.append(row)
     return {
         "helm": version,
