@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 EXAMPLE := examples/shoong-delivery
 APPS := order kitchen delivery notification batch
 
-.PHONY: setup system-deps helm kubectl demo test lint typecheck unit plugin-yaml clean bench
+.PHONY: setup system-deps helm kubectl demo test lint typecheck unit fuzz plugin-yaml clean bench
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,8 +48,8 @@ demo: $(VENV)/.installed helm
 	done
 
 lint: $(VENV)/.installed
-	$(BIN)/ruff check cmp tests tools bench
-	$(BIN)/ruff format --check cmp tests tools bench
+	$(BIN)/ruff check cmp tests tools bench fuzz
+	$(BIN)/ruff format --check cmp tests tools bench fuzz
 
 typecheck: $(VENV)/.installed
 	$(BIN)/mypy
@@ -58,6 +58,11 @@ unit: setup
 	$(BIN)/pytest
 
 test: setup lint typecheck unit
+
+# The parsers under coverage-guided fuzzing; CI runs a few seconds of it inside `make test`.
+FUZZ_SECONDS ?= 300
+fuzz: $(VENV)/.installed
+	$(BIN)/python fuzz/fuzz.py --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

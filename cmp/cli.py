@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -15,7 +16,7 @@ from typing import Annotated, Optional
 import typer
 
 from . import __version__
-from .errors import ChartShareError
+from .errors import ChartShareError, UsageError
 
 app = typer.Typer(
     name="chartshare",
@@ -115,10 +116,13 @@ def generate(
         text = manifests.emit_json(outcome.resources)
     else:
         text = manifests.emit_yaml(outcome.resources)
+    data = text.encode("utf-8")  # the bytes Argo CD receives are what the limit counts
+    manifests.refuse_oversize(data, resolved.max_output)
     for line in pipeline.summary(outcome):
         _say(line)
-    sys.stdout.write(text)
     sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
 
 
 @app.command("init")
@@ -165,12 +169,94 @@ def parameters(
     sys.stdout.flush()
 
 
+class CheckFormat(enum.StrEnum):
+    text = "text"
+    json = "json"
+
+
+def _progress(done: int, total: int) -> None:
+    width = 30
+    filled = width * done // total
+    end = "\r" + " " * (width + 40) + "\r" if done == total else ""
+    sys.stderr.write(f"\rchartshare: rendering [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
+    sys.stderr.flush()
+
+
+@app.command()
+def check(
+    paths: Annotated[list[Path], typer.Argument(help="Application / ApplicationSet files or folders (recursive).")],
+    repo_root: Annotated[
+        Path, typer.Option("--repo-root", help="The local repository the apps' source paths are in.")
+    ] = Path("."),
+    output_format: Annotated[CheckFormat, typer.Option("--format", help="Report format.")] = CheckFormat.text,
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Ignore every chartshare.yaml: the contention it removes.")
+    ] = False,
+    live: Annotated[
+        Optional[list[Path]], typer.Option("--live", help="Live objects, `kubectl get -o yaml` (repeatable).")
+    ] = None,
+    control_plane_namespace: Annotated[
+        str, typer.Option("--control-plane-namespace", help="Argo CD's own namespace.")
+    ] = "argocd",
+    helm: Annotated[
+        Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")
+    ] = None,
+    jobs: Annotated[
+        Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel renders (default: the CPUs).")
+    ] = None,
+) -> None:
+    """Render every Application from Git and report objects two of them would both claim (exit 1)."""
+    from . import applications, fleet
+    from . import report as reporting
+    from .config import DEFAULT_TIMEOUT
+
+    root = repo_root.resolve()
+    if not root.is_dir():
+        raise UsageError(f"--repo-root {repo_root} is not a directory")
+    loaded = applications.load(paths, control_plane_namespace)
+    live_objects = applications.load_live(live, loaded.errors) if live is not None else None
+    if not (loaded.applications or loaded.skipped or loaded.errors):
+        loaded.errors.append(f"no Application or ApplicationSet in {', '.join(map(str, paths))}")
+    binary = helm or os.environ.get("CHARTSHARE_HELM", "") or "helm"
+    planned = fleet.plan(loaded.applications, root, raw=raw, helm=binary, timeout=DEFAULT_TIMEOUT)
+    _refuse(loaded.errors + planned.errors)
+    json_output = output_format is CheckFormat.json
+    wanted = reporting.progress_wanted(sys.stderr.isatty(), json_output, os.environ, len(planned.jobs))
+    renders = fleet.run(planned.jobs, jobs or fleet.default_workers(), _progress if wanted else None)
+    _refuse([rendered.error for rendered in renders if rendered.error])
+    report = fleet.analyse(renders, [*loaded.skipped, *planned.skipped], live_objects)
+    sys.stdout.write(reporting.to_json(report) if json_output else reporting.to_text(report, raw=raw))
+    sys.stdout.flush()
+    raise typer.Exit(1 if report.conflicts else 0)
+
+
+def _refuse(problems: list[str]) -> None:
+    """Bad input: every problem on stderr, nothing on stdout, exit 2."""
+    if problems:
+        for problem in problems:
+            _say(f"error: {problem}")
+        raise typer.Exit(2)
+
+
+class _Terminated(ChartShareError):
+    """SIGTERM: the sidecar is stopping, or Argo CD gave up on the request."""
+
+    exit_code = 143
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """Unwind like any error, so helm's process group is killed on the way out (its own session would
+    otherwise outlive chartshare) and the reason is said on stderr."""
+    raise _Terminated("stopped by SIGTERM; helm and everything it started were killed")
+
+
 def main() -> None:
     """Console entry point: every failure becomes one stderr line and an exit status, never a traceback."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         app()
     except ChartShareError as error:
-        _say(f"error: {error}")
+        _say(f"error: {_one_line(str(error))}")
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         _say("error: interrupted")
@@ -178,5 +264,10 @@ def main() -> None:
     except BrokenPipeError:
         sys.exit(1)
     except Exception as error:
-        _say(f"error: internal error ({type(error).__name__}: {error}); please report it")
+        _say(f"error: internal error ({type(error).__name__}: {_one_line(str(error))}); please report it")
         sys.exit(1)
+
+
+def _one_line(message: str) -> str:
+    """Argo CD shows stderr as the sync error: one line, whatever a library put in the message."""
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())

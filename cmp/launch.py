@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -181,6 +182,8 @@ def start_early(argv: Sequence[str], env: Mapping[str, str]) -> None:
         config = options.resolve(env)
         chart = config.app_dir
         if config.config_path is not None:
+            if not config.config_path.is_file() or config.config_path.stat().st_size > 1 << 20:
+                return  # a FIFO, a device, a huge file: the loader says what is wrong with it
             entry = _chart_entry(config.config_path.read_text(encoding="utf-8"))
             if entry is None:
                 return
@@ -205,13 +208,26 @@ def start_early(argv: Sequence[str], env: Mapping[str, str]) -> None:
         return
 
 
+class _Stopped(Exception):
+    """SIGTERM before the CLI took over its handling."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stopped
+
+
 def main() -> None:
-    """Console entry point (`chartshare`, `python -m cmp`)."""
-    start_early(sys.argv[1:], os.environ)
+    """Console entry point (`chartshare`, `python -m cmp`). SIGTERM unwinds from the start (the CLI installs
+    its own handler when it runs), so an early helm never outlives chartshare."""
+    signal.signal(signal.SIGTERM, _stop)
     try:
+        start_early(sys.argv[1:], os.environ)
         from .cli import main as run
 
         run()
+    except _Stopped:
+        sys.stderr.write("chartshare: error: stopped by SIGTERM; helm and everything it started were killed\n")
+        sys.exit(143)
     finally:
         from .render import discard_early
 

@@ -182,6 +182,8 @@ def _load(chunk: Chunk) -> Any:
         line = f" line {mark.line + 1}:" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise ManifestError(f"{_where(chunk.source)}:{line} not valid YAML: {problem}") from None
+    except RecursionError:
+        raise ManifestError(f"{_where(chunk.source)}: a document is nested too deeply to process") from None
 
 
 def _checked(resource: Resource, source: str) -> Resource:
@@ -219,7 +221,7 @@ _NODE_START = r"(?:\n[ ]*(?:[-?:][ \t]+)*|:[ \t]+)"
 _TAG = r"(?:![^ \t\n]*[ \t]+)*"
 _DOUBLE = r'"(?:[^"\\\n]|\\.)*+"'
 _SINGLE = r"'(?:[^'\n]|'')*+'"
-_FLAT_FLOW_ITEM = rf"(?:[^\n\"'\[\]{{}}#&*]|{_DOUBLE}|{_SINGLE})"
+_FLAT_FLOW_ITEM = rf"(?:[^\n\"'\[\]{{}}#&*!]|{_DOUBLE}|{_SINGLE})"
 # Characters that change what follows when a node starts with them.
 _RISKY = r"\"'\[{&*!|>%@`"
 # A node that cannot hide a line break: a quote or a flat flow closed on its line, or a plain scalar, key or
@@ -241,7 +243,7 @@ _BLOCK_HEADER = re.compile(
 # In any other line, what stops a line-by-line reading (a flow is then checked to close on the line):
 _RISK = re.compile(
     rf"{_NODE_START}{_TAG}(?:\"(?!(?:[^\"\\\n]|\\.)*+\")|'(?!(?:[^'\n]|'')*+'))"  # a quote closed on a later line
-    rf"|{_NODE_START}{_TAG}[&*]"  # an anchor or an alias
+    rf"|{_NODE_START}[&*!]"  # an anchor, an alias or a tag
     rf"|(?P<flow>{_NODE_START}{_TAG}[\[{{])(?!{_FLAT_FLOW_ITEM}*+[\]}}])"  # a flow not closed flat on its line
     r"|\n(?:---|\.\.\.)(?=[ \t\n]|\Z)|\n[%@`]"  # a document marker, a directive, a reserved indicator
 )
@@ -257,6 +259,7 @@ _SUSPECTS = tuple(
         rf"\[(?<=[ \t\n\[{{,:]\[)(?!{_FLAT_FLOW_ITEM}*+\])",
         rf"\{{(?<=[ \t\n\[{{,:]\{{)(?!{_FLAT_FLOW_ITEM}*+\}})",
         r"&(?<=[ \t\n\[{,]&)",
+        r"!(?<=[ \t\n\[{,:]!)",  # a tag may make a value fail to construct: the parser must read it
     )
 )
 # The common shape of a rendered document, read in one match: `apiVersion`, `kind`, then a block-style
@@ -481,8 +484,8 @@ def _flow_end(padded: str, start: int) -> int | None:
             continue
         elif char == "#" and padded[index - 1] in " \t":
             return None  # a comment: the flow goes on below
-        elif char in "&*" and padded[index - 1] in "[{, \t":
-            return None  # an anchor or an alias
+        elif char in "&*!" and padded[index - 1] in "[{, \t":
+            return None  # an anchor, an alias or a tag
         index += 1
     return None
 
@@ -722,14 +725,42 @@ def _with_new_metadata(resource: Resource, text: str) -> str:
     if head is None or head.metadata is None or metadata is None:
         return _dumped(resource)
     start, end = head.metadata
-    return text[:start] + goyaml.dump({"metadata": metadata}) + text[end:]
+    try:
+        block = goyaml.dump({"metadata": metadata})
+    except RecursionError:
+        raise ManifestError(f"{resource.id}: nested too deeply to write back") from None
+    return text[:start] + block + text[end:]
 
 
 def _dumped(resource: Resource) -> str:
     header = f"# Source: {resource.source}\n" if resource.source else ""
-    return header + goyaml.dump(resource.obj)
+    try:
+        return header + goyaml.dump(resource.obj)
+    except RecursionError:
+        raise ManifestError(f"{resource.id}: nested too deeply to write back") from None
 
 
 def emit_json(resources: Iterable[Resource]) -> str:
     """One compact JSON object per line, the other stream format Argo CD reads."""
-    return "".join(json.dumps(resource.obj, separators=(",", ":")) + "\n" for resource in resources)
+    return "".join(_json(resource) + "\n" for resource in resources)
+
+
+def _json(resource: Resource) -> str:
+    """Strict JSON: `.nan`/`.inf` have no JSON spelling (Kubernetes refuses them too), so they are an error."""
+    try:
+        return json.dumps(resource.obj, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        raise ManifestError(f"{resource.id}: holds .nan or .inf, which JSON (and Kubernetes) cannot carry") from None
+    except RecursionError:
+        raise ManifestError(f"{resource.id}: nested too deeply to write as JSON") from None
+
+
+def refuse_oversize(data: bytes, limit: int) -> None:
+    """Argo CD fails a manifest response over its gRPC limit with an opaque error, deep in the repo-server;
+    say it here, in numbers, instead."""
+    if len(data) > limit:
+        raise ManifestError(
+            f"the output is {len(data):,} bytes, over Argo CD's {limit >> 20} MiB gRPC message limit "
+            "(ARGOCD_GRPC_MAX_SIZE_MB); split the app, strip resources, or raise the limit on the repo-server "
+            "and this sidecar"
+        )

@@ -20,6 +20,7 @@ from pathlib import Path
 from .errors import HelmError
 
 _STDERR_LIMIT = 2000  # Argo CD shows stderr in its UI; a whole helm trace would bury the cause
+HELM2_SIGN = "unknown flag: --include-crds"  # how helm 2 answers every argv helm_args builds
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +53,9 @@ def helm_args(call: HelmInvocation, inline_values_file: Path | None = None) -> l
         args.append(f"--values={inline_values_file}")
     args += [f"--set={key}={value}" for key, value in call.set_values]
     args += [f"--set-string={key}={value}" for key, value in call.set_strings]
-    if call.include_crds:
-        args.append("--include-crds")
+    # Always said, `=false` included: helm 2 has no such flag, so a helm 2 binary fails at once with
+    # "unknown flag: --include-crds" instead of rendering with helm 2's rules (see HELM2_SIGN).
+    args.append("--include-crds" if call.include_crds else "--include-crds=false")
     if call.skip_tests:
         args.append("--skip-tests")
     return args
@@ -162,6 +164,8 @@ class RunningHelm:
             ) from None
         except PermissionError:
             raise HelmError(f"helm binary {argv[0]!r} is not executable") from None
+        except OSError as error:  # ENOEXEC: a helm built for another CPU or OS, or a script without #!
+            raise HelmError(f"helm binary {argv[0]!r} cannot be run: {error.strerror}") from None
         self.started = time.monotonic()
 
     def finish(self) -> str:
@@ -174,8 +178,7 @@ class RunningHelm:
     def kill(self) -> None:
         """Stop helm (and anything it started) and forget its output."""
         try:
-            if self.process.poll() is None:
-                _kill_group(self.process)
+            _kill_group(self.process)
         finally:
             self._cleanup()
 
@@ -185,15 +188,18 @@ class RunningHelm:
             remaining = max(timeout - (time.monotonic() - self.started), 0.001)
             out, err = process.communicate(input=self.stdin, timeout=remaining)
         except subprocess.TimeoutExpired:
-            _kill_group(process)
             raise HelmError(
                 f"{what} did not finish within {timeout:g} s and was stopped (Argo CD kills plugins at 60 s); "
                 "check the chart for slow lookups or dependencies, or raise --timeout"
             ) from None
         finally:
-            if process.poll() is None:
-                _kill_group(process)
+            _kill_group(process)
         stderr = _decode(err).strip()
+        if process.returncode != 0 and HELM2_SIGN in stderr:
+            raise HelmError(
+                f"{self.argv[0]!r} is helm 2 (it has no --include-crds); "
+                "chartshare needs helm 3 or 4, as Argo CD bundles"
+            )
         if process.returncode != 0:
             cause = f"exit status {process.returncode}" if process.returncode > 0 else f"signal {-process.returncode}"
             detail = " ".join(stderr.split())[:_STDERR_LIMIT] or "no message"
@@ -210,9 +216,15 @@ class RunningHelm:
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
+    """SIGKILL whatever is left of helm's process group (helm itself, plugins, their children) and reap
+    helm. The pipes are closed, not drained: a descendant that left the group could hold them open for
+    ever, and the deadline must hold anyway."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    process.communicate()
+    process.wait()
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
 
 
 def _decode(data: bytes) -> str:
