@@ -67,5 +67,5 @@ fuzz: $(VENV)/.installed
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
 
-bench: setup  # ~5 minutes: python bench/run.py --help for the knobs
+bench: $(VENV)/.installed helm  # a few minutes: python bench/run.py --help for the knobs
 	$(BIN)/python bench/run.py
