@@ -1,5 +1,5 @@
-"""`python -m cmp` runs the same CLI as the `chartshare` console script."""
+"""`python -m cmp` runs the same entry point as the `chartshare` console script."""
 
-from .cli import main
+from .launch import main
 
 main()

@@ -17,7 +17,6 @@ import typer
 
 from . import __version__
 from .errors import ChartShareError, UsageError
-from .params import Value, parse_pairs
 
 app = typer.Typer(
     name="chartshare",
@@ -90,25 +89,28 @@ def generate(
     ] = None,
 ) -> None:
     """Render the chart and print the manifests this Application owns (Argo CD's generate step)."""
-    from . import config as configuration
     from . import manifests, pipeline
+    from .launch import GenerateOptions
 
-    flags: dict[str, Value | None] = {
-        "release-name": release_name,
-        "namespace": namespace,
-        "values-files": tuple(values) if values else None,
-        "values": values_inline,
-        "set": parse_pairs(set_, "--set") if set_ else None,
-        "set-string": parse_pairs(set_string, "--set-string") if set_string else None,
-        "include-crds": None if include_crds is None else str(include_crds).lower(),
-        "skip-tests": "true" if skip_tests else None,
-        "kube-version": kube_version,
-        "api-versions": tuple(api_versions) if api_versions else None,
-        "config": config,
-    }
-    resolved = configuration.build(
-        app_dir, flags, os.environ, app_name=app_name, repo_root=repo_root, helm=helm, timeout=timeout
+    options = GenerateOptions(
+        app_dir=app_dir,
+        release_name=release_name,
+        namespace=namespace,
+        values=tuple(values or ()),
+        values_inline=values_inline,
+        set_values=tuple(set_ or ()),
+        set_strings=tuple(set_string or ()),
+        include_crds=include_crds,
+        skip_tests=skip_tests,
+        kube_version=kube_version,
+        api_versions=tuple(api_versions or ()),
+        config=config,
+        app_name=app_name,
+        helm=helm,
+        timeout=timeout,
+        repo_root=repo_root,
     )
+    resolved = options.resolve(os.environ)
     outcome = pipeline.generate(resolved)
     if output is OutputFormat.json:
         text = manifests.emit_json(outcome.resources)

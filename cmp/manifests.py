@@ -2,7 +2,17 @@
 
 Documents are split as text on the separator lines Kubernetes' YAML reader recognises, so each keeps
 helm's exact bytes and its `# Source:` template path. A document no stage changed is written back
-byte-for-byte; only changed ones are re-serialised.
+byte-for-byte; only changed ones are re-serialised, and one whose change is confined to `metadata` gets
+only that block rewritten inside helm's text.
+
+Parsing a render whole costs more than rendering it (PyYAML's speed follows the number of YAML nodes, and
+an operator's CRDs hold hundreds of thousands). So a document is identified by a cheap scan of its text
+(`scan`): its top-level keys, `apiVersion`, `kind` and the identity fields of `metadata`. The scan is sure
+only when the text's structure can be read line by line: every line that starts at column 0 is a
+top-level key, which holds unless a quoted scalar or a flow collection spans lines (YAML lets those
+continue at column 0) or anchors, aliases or directives play a part. Whenever it is not sure, or any
+value is not a plain string it can read exactly, it answers None or hands that part to the real parser,
+and the document is parsed whole as before. Property tests hold the scan to the full parse.
 """
 
 from __future__ import annotations
@@ -17,11 +27,13 @@ import yaml
 
 from . import goyaml
 from .errors import ManifestError
-from .model import Resource
+from .model import Head, Resource
 
 # k8s.io/apimachinery's YAMLReader: a line starting with `---` followed by nothing but blanks or a comment.
-_SEPARATOR = re.compile(r"^---[ \t]*(?:#[^\n]*)?(?:\n|\Z)", re.M)
-_SOURCE = re.compile(r"^# Source: (.+?)[ \t]*$", re.M)
+_SEPARATOR_AT_START = re.compile(r"---[ \t]*(?:#[^\n]*)?(?:\n|\Z)")
+_SEPARATOR_AFTER_NEWLINE = re.compile(r"\n(---[ \t]*(?:#[^\n]*)?(?:\n|\Z))")
+_SOURCE_MARK = "# Source: "
+_SOURCE = re.compile(r"# Source: (.+?)[ \t]*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,45 +51,127 @@ def split(stream: str) -> Iterator[Chunk]:
     document carries no comment of its own). A comment-only document (helm's `# Source:` line followed by a
     file's own `---`) is glued, separator included, to the front of the next one, so helm's bytes survive.
     """
+    for start, end, source, glued in _documents(stream):
+        yield Chunk(glued + stream[start:end], source)
+
+
+def _documents(stream: str) -> Iterator[tuple[int, int, str, str]]:
+    """(start, end, template, glued comment-only text before it) of each document with content."""
     source = ""
     pending = ""
-    pieces = _SEPARATOR.split(stream)
-    separators = _SEPARATOR.findall(stream)
-    for position, text in enumerate(pieces):
-        found = _SOURCE.search(text)
+    spans = list(_pieces(stream))
+    for position, (start, end) in enumerate(spans):
+        found = _source_of(stream, start, end)
         if found:
-            source = found.group(1)
-        if not _has_content(text):
-            if text.strip() and position < len(separators):
-                pending += text + separators[position]
+            source = found
+        if not _has_content(stream, start, end):
+            if start < end and not stream[start:end].isspace() and position + 1 < len(spans):
+                pending += stream[start : spans[position + 1][0]]  # the comments and their separator
             continue
-        yield Chunk(pending + text, source)
+        yield start, end, source, pending
         pending = ""
 
 
-def _has_content(text: str) -> bool:
-    """Whether a document holds anything but blank lines and comments."""
-    return any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines())
+# A line (as str.splitlines cuts them) whose first non-blank character does not open a comment.
+_CONTENT = re.compile(r"(?:^|(?<=[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]))\s*?[^\s#]")
+_KEY_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _has_content(stream: str, start: int, end: int) -> bool:
+    """Whether a document holds anything but blank lines and comments (helm's: a `# Source:` line, then a key)."""
+    if stream.startswith(_SOURCE_MARK, start, end):
+        line_end = stream.find("\n", start, end)
+        if 0 <= line_end < end - 1 and stream[line_end + 1] in _KEY_START:
+            return True
+    return _CONTENT.search(stream, start, end) is not None
+
+
+def _pieces(stream: str) -> Iterator[tuple[int, int]]:
+    """Spans of the texts between separator lines (searched from a newline: a `^` pattern would try every
+    offset)."""
+    start = 0
+    at_start = _SEPARATOR_AT_START.match(stream)
+    if at_start:
+        yield 0, 0
+        start = at_start.end()
+    search_from = max(start - 1, 0)
+    while True:
+        found = _SEPARATOR_AFTER_NEWLINE.search(stream, search_from)
+        if found is None:
+            yield start, len(stream)
+            return
+        yield start, found.start(1)
+        start = found.end(1)
+        search_from = start - 1
+
+
+def _source_of(stream: str, start: int, end: int) -> str:
+    """The path of the document's first `# Source: ` line, the comment helm puts above every document."""
+    at = start if stream.startswith(_SOURCE_MARK, start, end) else stream.find(_SOURCE_MARK, start, end)
+    while at >= 0:
+        if at == start or stream[at - 1] == "\n":
+            line_end = stream.find("\n", at, end)
+            found = _SOURCE.match(stream, at, line_end if line_end >= 0 else end)
+            if found:
+                return found.group(1)
+        at = stream.find(_SOURCE_MARK, at + 1, end)
+    return ""
 
 
 def parse(stream: str) -> list[Resource]:
     """Every object of the stream, `List`s flattened, in order; empty documents dropped as Argo CD does."""
     resources: list[Resource] = []
-    for chunk in split(stream):
+    careful = _has_odd_line_breaks(stream)
+    suspects = sorted(found.start() for suspect in _SUSPECTS for found in suspect.finditer(stream))
+    next_suspect = 0
+    for start, end, source, glued in _documents(stream):
+        body = stream[start:end]
+        text = glued + body
+        while next_suspect < len(suspects) and suspects[next_suspect] < start:
+            next_suspect += 1
+        plain = next_suspect == len(suspects) or suspects[next_suspect] >= end
+        scanned = None if careful and _has_odd_line_breaks(body) else _scan(body, plain)
+        if scanned is not None:
+            head, metadata = scanned
+            if glued:
+                head = _shifted(head, len(glued))
+            resource = Resource(None, source, text, len(resources), head=head, metadata=metadata)
+            resources.append(_checked(resource, source))
+            continue
+        chunk = Chunk(text, source)
         obj = _load(chunk)
         if obj is None:
             continue
         if not isinstance(obj, dict):
-            raise ManifestError(f"{_where(chunk)}: a document must be a mapping, got {type(obj).__name__}")
+            raise ManifestError(f"{_where(source)}: a document must be a mapping, got {type(obj).__name__}")
         items = obj.get("items")
         if isinstance(items, list):  # Argo CD flattens anything with an `items` list
             for position, item in enumerate(items):
                 if not isinstance(item, dict):
-                    raise ManifestError(f"{_where(chunk)}: items[{position}] of a List is not a mapping")
-                resources.append(_checked(Resource(item, chunk.source, None, len(resources)), chunk))
+                    raise ManifestError(f"{_where(source)}: items[{position}] of a List is not a mapping")
+                resources.append(_checked(Resource(item, source, None, len(resources)), source))
         else:
-            resources.append(_checked(Resource(obj, chunk.source, chunk.text, len(resources)), chunk))
+            resources.append(_checked(Resource(obj, source, text, len(resources)), source))
     return resources
+
+
+def load_object(text: str, source: str) -> dict[str, Any]:
+    """The whole object of a document the scan identified (so it is a mapping, unless the YAML is broken)."""
+    chunk = Chunk(text, source)
+    obj = _load(chunk)
+    if not isinstance(obj, dict):
+        raise ManifestError(f"{_where(source)}: a document must be a mapping, got {type(obj).__name__}")
+    return obj
+
+
+def load_metadata(text: str, head: Head, source: str) -> dict[str, Any] | None:
+    """`metadata` alone, parsed from its entry in the text; None when the object has no such mapping."""
+    if head.metadata is None:
+        return None
+    start, end = head.metadata
+    value = _load(Chunk(text[start:end], source))
+    metadata = value.get("metadata") if isinstance(value, dict) else None
+    return metadata if isinstance(metadata, dict) else None
 
 
 def _load(chunk: Chunk) -> Any:
@@ -87,42 +181,563 @@ def _load(chunk: Chunk) -> Any:
         mark = getattr(error, "problem_mark", None)
         line = f" line {mark.line + 1}:" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise ManifestError(f"{_where(chunk)}:{line} not valid YAML: {problem}") from None
+        raise ManifestError(f"{_where(chunk.source)}:{line} not valid YAML: {problem}") from None
     except RecursionError:
-        raise ManifestError(f"{_where(chunk)}: a document is nested too deeply to process") from None
+        raise ManifestError(f"{_where(chunk.source)}: a document is nested too deeply to process") from None
 
 
-def _checked(resource: Resource, chunk: Chunk) -> Resource:
-    if not resource.kind or not isinstance(resource.obj.get("kind"), str):
+def _checked(resource: Resource, source: str) -> Resource:
+    if not resource.kind or not resource.kind_is_text:
         raise ManifestError(
-            f"{_where(chunk)}: a document has no `kind` (Argo CD rejects the whole output); "
+            f"{_where(source)}: a document has no `kind` (Argo CD rejects the whole output); "
             "fix the template so every document is a complete Kubernetes object"
         )
     if not resource.api_version:
-        raise ManifestError(f"{_where(chunk)}: {resource.kind} has no `apiVersion`")
-    if not resource.name and not resource.metadata.get("generateName"):
-        raise ManifestError(f"{_where(chunk)}: {resource.kind} has no `metadata.name`")
+        raise ManifestError(f"{_where(source)}: {resource.kind} has no `apiVersion`")
+    if not resource.name and not resource.generate_name:
+        raise ManifestError(f"{_where(source)}: {resource.kind} has no `metadata.name`")
     return resource
 
 
-def _where(chunk: Chunk) -> str:
-    return f"template {chunk.source}" if chunk.source else "helm output"
+def _where(source: str) -> str:
+    return f"template {source}" if source else "helm output"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The cheap scan
+# ---------------------------------------------------------------------------------------------------------
+
+# Line breaks YAML knows besides \n (libyaml splits lines on them too) and the byte-order mark: a document
+# holding one is parsed whole, since the scan splits lines on \n only.
+_ODD_BREAKS = ("\x85", "\u2028", "\u2029", "\ufeff")
+
+
+def _has_odd_line_breaks(text: str) -> bool:
+    return "\r" in text or (not text.isascii() and any(mark in text for mark in _ODD_BREAKS))
+
+
+# Where a node starts: after a line's indentation and any `- `, `? `, `: ` indicators, or after a key's `:`.
+_NODE_START = r"(?:\n[ ]*(?:[-?:][ \t]+)*|:[ \t]+)"
+_TAG = r"(?:![^ \t\n]*[ \t]+)*"
+_DOUBLE = r'"(?:[^"\\\n]|\\.)*+"'
+_SINGLE = r"'(?:[^'\n]|'')*+'"
+_FLAT_FLOW_ITEM = rf"(?:[^\n\"'\[\]{{}}#&*!]|{_DOUBLE}|{_SINGLE})"
+# Characters that change what follows when a node starts with them.
+_RISKY = r"\"'\[{&*!|>%@`"
+# A node that cannot hide a line break: a quote or a flat flow closed on its line, or a plain scalar, key or
+# comment (it does not start with a risky character).
+_SAFE_NODE = rf"(?:{_DOUBLE}|{_SINGLE}|[\[{{]{_FLAT_FLOW_ITEM}*+[\]}}]|(?![{_RISKY}]))"
+# A run of lines each of which stands alone, one C call for most of a render: a `key: |` block scalar
+# (header without indicators; its content, found the way YAML finds it, is skipped), or a line whose every
+# node is safe.
+_PLAIN_LINES = re.compile(
+    r"(?:\n(?P<sp>[ ]*+)[A-Za-z0-9_$./][^\n:#]*+:[ \t]++[|>][-+]?[ \t]*+(?:#[^\n]*+)?(?:\n(?=\n))*+"
+    r"(?:\n(?P<ci>(?P=sp)[ ]++)(?=[^ \n])[^\n]*+(?:\n(?:(?P=ci)[^\n]*+|[ ]*+(?=\n|\Z)))*+)?(?=\n|\Z)"
+    rf"|\n[ ]*+(?:[-?:][ \t]++)*+{_SAFE_NODE}(?:[^\n:]++|:(?![ \t])|:[ \t]++{_SAFE_NODE})*+(?=\n|\Z))*+"
+)
+# A block scalar's header line, `key: |-` or `- >`; its content lines are skipped.
+_BLOCK_HEADER = re.compile(
+    r"\n(?P<indent>[ ]*)(?P<indicators>(?:[-?:][ \t]+)*)"
+    r"(?P<key>[^ \t\n#'\"\[\]{},&*!|>%@`][^\n]*?[ \t]*:[ \t]+)?[|>](?P<header>[-+0-9]*)[ \t]*(?:#[^\n]*)?(?=\n|\Z)"
+)
+# In any other line, what stops a line-by-line reading (a flow is then checked to close on the line):
+_RISK = re.compile(
+    rf"{_NODE_START}{_TAG}(?:\"(?!(?:[^\"\\\n]|\\.)*+\")|'(?!(?:[^'\n]|'')*+'))"  # a quote closed on a later line
+    rf"|{_NODE_START}[&*!]"  # an anchor, an alias or a tag
+    rf"|(?P<flow>{_NODE_START}{_TAG}[\[{{])(?!{_FLAT_FLOW_ITEM}*+[\]}}])"  # a flow not closed flat on its line
+    r"|\n(?:---|\.\.\.)(?=[ \t\n]|\Z)|\n[%@`]"  # a document marker, a directive, a reserved indicator
+)
+# Level one of the structure check: a quote or flow that may open a node (it follows whitespace or a flow
+# indicator) and does not close on its line, or an anchor. Each pattern starts with its literal character,
+# which re finds fast; most documents give no match at all. What they find is looked at again line by line
+# with block scalars skipped (inside one, it means nothing).
+_SUSPECTS = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r'"(?<=[ \t\n\[{,:]")(?!(?:[^"\\\n]|\\.)*+")',
+        r"'(?<=[ \t\n\[{,:]')(?!(?:[^'\n]|'')*+')",
+        rf"\[(?<=[ \t\n\[{{,:]\[)(?!{_FLAT_FLOW_ITEM}*+\])",
+        rf"\{{(?<=[ \t\n\[{{,:]\{{)(?!{_FLAT_FLOW_ITEM}*+\}})",
+        r"&(?<=[ \t\n\[{,]&)",
+        r"!(?<=[ \t\n\[{,:]!)",  # a tag may make a value fail to construct: the parser must read it
+    )
+)
+# The common shape of a rendered document, read in one match: `apiVersion`, `kind`, then a block-style
+# `metadata` whose name/namespace are one-line strings (plain ones that cannot resolve to anything else,
+# or quoted without escapes) and whose other entries are plain keys.
+_WORD = r"[A-Za-z0-9_./@+=%~,-]"
+# A one-line string: plain, starting with a letter (no number or timestamp; a bool or null word is refused
+# after the match, by the loader's own resolver), or quoted without escapes (checked printable after it).
+_STRING = rf"(?:[A-Za-z](?:{_WORD}|:(?={_WORD})| (?={_WORD}))*+|\"[^\"\\\n]*\"|'[^'\n]*')"
+_NOT_DEEPER = r"(?!(?:[ ]*+\n)*+(?P=indent)[ ])"
+_FAST_HEAD = re.compile(
+    r"(?:[ \t]*+(?:#[^\n]*+)?\n)*+"
+    rf"apiVersion:[ ]++(?P<api>{_STRING})[ ]*+\n"
+    rf"kind:[ ]++(?P<kind>{_STRING})[ ]*+\n"
+    r"(?P<metadata>metadata:[ ]*+\n)(?=(?P<indent>[ ]++)[A-Za-z_])"
+    r"(?:"
+    rf"(?P=indent)name:[ ]++(?P<name>{_STRING})[ ]*+\n{_NOT_DEEPER}"
+    rf"|(?P=indent)namespace:[ ]++(?P<namespace>{_STRING})[ ]*+\n{_NOT_DEEPER}"
+    r"|(?P=indent)(?!(?:name|namespace|generateName)[ \t]*+:)[A-Za-z_][A-Za-z0-9_./-]*+[ \t]*+:(?:[ \t][^\n]*+)?\n"
+    r"|(?P=indent)(?:[ ]|-[ \t\n])[^\n]*+\n"
+    r"|[ ]*+\n"
+    r")*+"
+    r"(?=[A-Za-z_]|\Z)"
+)
+# After the metadata: a column-0 line that repeats an identity key or is not a plain key.
+_LATER_TOP_PROBLEM = re.compile(
+    r"\n(?:(?:apiVersion|kind|metadata|items)[ \t]*+:"
+    r"|(?![ \n#]|-(?:[ \t\n]|\Z)|\Z|[A-Za-z_][A-Za-z0-9_./-]*+[ \t]*+:(?:[ \t\n]|\Z)))"
+)
+# Lines of a top-level entry: a key, a `- ` item of an indentless sequence, or anything else (unsure).
+_TOP = re.compile(
+    r"\n(?:(?P<key>[A-Za-z_][A-Za-z0-9_./-]*)[ \t]*:(?:[ \t]+(?P<value>[^\n]*?))?[ \t]*(?=\n|\Z)"
+    r"|(?P<dash>-)(?=[ \t\n]|\Z)|(?P<other>[^ \n#]))"
+)
+_CHILD = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_./-]*)[ \t]*:(?:[ \t]+(?P<value>[^\n]*?))?[ \t]*(?=\n|\Z)")
+# A scalar read without the parser: a plain one of safe characters (then resolved the way the loader does),
+# or a quoted one without escapes; an optional comment may follow.
+_SAFE = r"[A-Za-z0-9_./@+=%~,-]"
+_SCALAR = re.compile(
+    rf"(?:(?P<plain>[A-Za-z0-9_./](?:{_SAFE}|:(?={_SAFE})| (?={_SAFE}))*)"
+    r"|\"(?P<double>[^\"\\\n]*)\"|'(?P<single>[^'\n]*)')(?:[ \t]+#[^\n]*)?"
+)
+_BLANK = re.compile(r"[ \t\n]*")
+_IDENTITY = ("apiVersion", "kind", "metadata", "spec", "items")
+_META_FIELDS = ("name", "namespace", "generateName")
+_CRD_FIELDS = ("group", "names", "scope")
+_UNSURE = object()
+
+
+def scan(text: str) -> tuple[Head, dict[str, Any] | None] | None:
+    """The document's identity read from its text, and `metadata` when reading it took a parse; None when
+    the scan cannot be sure (then the caller parses the whole document)."""
+    if _has_odd_line_breaks(text):
+        return None
+    glued = _GLUED.match(text)
+    body = text[glued.end() :] if glued else text
+    padded = "\n" + body
+    scanned = _scan(body, not any(suspect.search(padded) for suspect in _SUSPECTS))
+    if scanned is None or not glued:
+        return scanned
+    return _shifted(scanned[0], glued.end()), scanned[1]
+
+
+# Comment lines and a separator that `split` glued in front of a document.
+_GLUED = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*---[ \t]*(?:#[^\n]*)?\n")
+
+
+def _shifted(head: Head, offset: int) -> Head:
+    """The head of a document whose text got `offset` characters glued in front."""
+    if head.metadata is None:
+        return head
+    start, end = head.metadata
+    return head._replace(metadata=(start + offset, end + offset))
+
+
+def _scan(text: str, plain: bool) -> tuple[Head, dict[str, Any] | None] | None:
+    """`scan`, told whether the level-one structure check found nothing in this document."""
+    padded = None
+    if not plain:
+        padded = "\n" + text
+        if not _structure_is_plain_precisely(padded):
+            return None
+    fast = _FAST_HEAD.match(text)
+    if fast is not None and text.endswith("\n") and _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
+        api_version, kind, name, namespace = map(_string, fast.group("api", "kind", "name", "namespace"))
+        if _UNSURE not in (api_version, kind, name, namespace):
+            head = Head(api_version, kind, name, namespace, None, (fast.start("metadata"), fast.end()))
+            if kind != "CustomResourceDefinition":
+                return head, None
+            spans = _spec_spans(padded or "\n" + text, fast.end())
+            with_spec = None if spans is None else _with_crd_spec(head, padded or "\n" + text, spans)
+            return None if with_spec is None else (with_spec, None)
+    return _scan_entries(padded or "\n" + text)
+
+
+def _scan_entries(padded: str) -> tuple[Head, dict[str, Any] | None] | None:
+    """The general scan: top-level entries, then each value read alone, by the parser if need be."""
+    entries = _top_entries(padded)
+    if entries is None or "items" in entries:  # a List is flattened after a full parse
+        return None
+    api_version = _one_line_value(padded, entries.get("apiVersion"), 0)
+    kind = _one_line_value(padded, entries.get("kind"), 0)
+    metadata_span = entries.get("metadata")
+    fields = _metadata_fields(padded, metadata_span) if metadata_span else (None, None, None)
+    metadata: dict[str, Any] | None = None
+    if api_version is _UNSURE or kind is _UNSURE or fields is None:
+        parsed = _parse_entries(padded, entries, ("apiVersion", "kind", "metadata"))
+        if parsed is None:
+            return None
+        api_version, kind = parsed.get("apiVersion"), parsed.get("kind")
+        value = parsed.get("metadata")
+        metadata = value if isinstance(value, dict) else None
+        fields = (None, None, None) if metadata is None else tuple(metadata.get(key) for key in _META_FIELDS)
+    name, namespace, generate_name = fields
+    span = (metadata_span[0] - 1, metadata_span[1] - 1) if metadata_span else None
+    head = _with_crd_spec(Head(api_version, kind, name, namespace, generate_name, span), padded, entries)
+    return None if head is None else (head, metadata)
+
+
+_SPEC_LINE = re.compile(r"\nspec[ \t]*:")
+_NEXT_TOP_KEY = re.compile(r"\n(?=[^ \n#-]|-[^ \t\n])")
+
+
+def _spec_spans(padded: str, after: int) -> dict[str, Span] | None:
+    """{"spec": span} of a document whose column-0 lines after `after` (a text offset) are known plain keys;
+    {} when it has none, None when it has two. Two searches instead of reading every top-level line."""
+    found = [match.start() for match in _SPEC_LINE.finditer(padded, after)]
+    if len(found) > 1:
+        return None
+    if not found:
+        return {}
+    start = found[0] + 1
+    following = _NEXT_TOP_KEY.search(padded, start)
+    return {"spec": (start, following.start() + 1 if following else len(padded))}
+
+
+def _with_crd_spec(head: Head, padded: str, entries: dict[str, Span] | None = None) -> Head | None:
+    """For a CRD, the head with `group`, `names` and `scope` of its spec (what scope detection reads);
+    None when they cannot be read for sure."""
+    if head.kind != "CustomResourceDefinition":
+        return head
+    entries = entries if entries is not None else _top_entries(padded)
+    if entries is None:
+        return None
+    if "spec" not in entries:
+        return head
+    spec = _crd_spec(padded, entries["spec"])
+    return None if spec is _UNSURE else head._replace(spec=spec)
+
+
+_RESOLVED_FIRST = frozenset(goyaml.GoResolver.yaml_implicit_resolvers)
+
+
+def _string(token: str | None) -> Any:
+    """A `_STRING` token's value (None for no token), or _UNSURE when the parser must read it."""
+    if token is None:
+        return None
+    first = token[0]
+    if first == '"' or first == "'":
+        value = token[1:-1]
+        return value if value.isprintable() else _UNSURE
+    if first in _RESOLVED_FIRST:  # y, n, t, f, o...: maybe a bool or null
+        return _scalar(token)
+    return token
+
+
+def _structure_is_plain_precisely(padded: str) -> bool:
+    """Whether every line outside block scalars stands alone: no quote or flow continues on a later line,
+    and no anchor makes a fragment mean something else. Read line by line with block scalars skipped
+    (their content may hold anything), for the few documents the level-one check has doubts about."""
+    position = 0
+    length = len(padded)
+    while True:
+        position = _PLAIN_LINES.match(padded, position).end()  # type: ignore[union-attr]  # matches empty
+        if position >= length:
+            return True
+        header = _BLOCK_HEADER.match(padded, position)
+        if header is not None:
+            skipped = _skip_block_scalar(padded, header)
+            if skipped is None:
+                return False
+            position = skipped
+            continue
+        line_end = padded.find("\n", position + 1)
+        line_end = length if line_end < 0 else line_end
+        at = position
+        while True:
+            found = _RISK.search(padded, at, line_end)
+            if found is None:
+                break
+            if found.group("flow") is None:
+                return False
+            closed = _flow_end(padded, found.end())
+            if closed is None:
+                return False
+            at = closed
+        position = line_end
+
+
+_QUOTED = {'"': re.compile(_DOUBLE), "'": re.compile(_SINGLE)}
+
+
+def _flow_end(padded: str, start: int) -> int | None:
+    """Where a flow collection opened just before `start` closes on the same line, or None."""
+    depth = 1
+    index = start
+    end = padded.find("\n", start)
+    end = len(padded) if end < 0 else end
+    while index < end:
+        char = padded[index]
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        elif char in "\"'":
+            quoted = _QUOTED[char].match(padded, index, end)
+            if quoted is None:
+                return None
+            index = quoted.end()
+            continue
+        elif char == "#" and padded[index - 1] in " \t":
+            return None  # a comment: the flow goes on below
+        elif char in "&*!" and padded[index - 1] in "[{, \t":
+            return None  # an anchor, an alias or a tag
+        index += 1
+    return None
+
+
+def _skip_block_scalar(padded: str, header: re.Match[str]) -> int | None:
+    """The end of a block scalar's content, found from its header line the way YAML finds it: the first
+    non-empty line sets the indentation, which must exceed the parent's; or None when unsure."""
+    if any(char.isdigit() for char in header.group("header")):
+        return None  # an explicit indentation indicator: rare, left to the parser
+    indicators = header.group("indicators")
+    if header.group("key") is not None:
+        parent = len(header.group("indent")) + len(indicators)
+    elif indicators:
+        parent = len(header.group("indent")) + max(indicators.rfind("-"), indicators.rfind("?"), indicators.rfind(":"))
+    else:
+        return None  # `|` alone on a line: the parent's indentation is not on this line
+    position = header.end()
+    blank_width = 0
+    while True:
+        if position >= len(padded):
+            return position
+        end = padded.find("\n", position + 1)
+        end = len(padded) if end < 0 else end
+        line = padded[position + 1 : end]
+        stripped = line.lstrip(" ")
+        if stripped:
+            break
+        blank_width = max(blank_width, len(line))
+        position = end
+    indent = len(line) - len(stripped)
+    if indent <= parent:
+        return position  # an empty scalar; that line belongs to the structure
+    if blank_width > indent or stripped.startswith("\t"):
+        return None
+    found = _content_lines(indent).match(padded, position)
+    return found.end() if found else position
+
+
+_CONTENT_LINES: dict[int, re.Pattern[str]] = {}
+
+
+def _content_lines(indent: int) -> re.Pattern[str]:
+    pattern = _CONTENT_LINES.get(indent)
+    if pattern is None:
+        pattern = _CONTENT_LINES[indent] = re.compile(rf"(?:\n(?:[ ]{{{indent}}}[^\n]*|[ ]{{0,{indent}}}(?=\n|\Z)))*")
+    return pattern
+
+
+Span = tuple[int, int]  # [start of the entry's first line, start of the next entry's line) in `padded`
+
+
+def _top_entries(padded: str) -> dict[str, Span] | None:
+    """Spans of the top-level entries we read, or None when a column-0 line is not a plain key, the root
+    is not a mapping, or one of those keys appears twice."""
+    entries: dict[str, Span] = {}
+    current: str | None = None
+    current_start = 0
+    open_value = False  # the last key has no value on its line, so `- ` items may follow at column 0
+    seen_key = False
+    for found in _TOP.finditer(padded):
+        if found.group("other") is not None:
+            return None
+        if found.group("dash") is not None:
+            if not open_value:
+                return None
+            continue
+        if current is not None:
+            entries[current] = (current_start, found.start() + 1)
+            current = None
+        seen_key = True
+        key = found.group("key")
+        open_value = not found.group("value")
+        if key in _IDENTITY:
+            if key in entries:
+                return None
+            current, current_start = key, found.start() + 1
+    if not seen_key:
+        return None
+    if current is not None:
+        entries[current] = (current_start, len(padded))
+    return entries
+
+
+def _line_end(padded: str, start: int, end: int) -> int:
+    found = padded.find("\n", start, end)
+    return end if found < 0 else found
+
+
+def _one_line_value(padded: str, span: Span | None, indent: int) -> Any:
+    """The value of an entry written on its key's line alone, read without the parser; None when the
+    entry is absent, _UNSURE when reading it takes the parser."""
+    if span is None:
+        return None
+    start, end = span
+    line_end = _line_end(padded, start, end)
+    if _BLANK.fullmatch(padded, line_end, end) is None:
+        return _UNSURE  # more lines: a nested or continued value
+    found = _CHILD.match(padded, start + indent, line_end)
+    if found is None:
+        return _UNSURE
+    return _scalar(found.group("value"))
+
+
+def _scalar(value: str | None) -> Any:
+    """A one-line scalar as the loader reads it, or _UNSURE."""
+    if not value:
+        return None
+    found = _SCALAR.fullmatch(value)
+    if found is None:
+        return _UNSURE
+    plain = found.group("plain")
+    if plain is None:
+        quoted = found.group("double") if found.group("double") is not None else found.group("single")
+        return quoted if quoted.isprintable() else _UNSURE  # a tab, a control character: the parser decides
+    for _, pattern in goyaml.GoResolver.yaml_implicit_resolvers.get(plain[0], ()):
+        if pattern.match(plain):
+            return _UNSURE  # a bool, number, null...: left to the parser
+    return plain
+
+
+def _block_children(padded: str, span: Span) -> tuple[list[tuple[str, Span]], int] | None:
+    """The entries (key, span) of a top-level entry holding a block mapping, and their indentation; None
+    when its value starts on the key's line or some line is not a plain key at that indentation."""
+    start, end = span
+    line_end = _line_end(padded, start, end)
+    key_line = _CHILD.match(padded, start, line_end)
+    if key_line is None or key_line.group("value"):
+        return None
+    return _children(padded, line_end, end)
+
+
+_FIRST_CHILD = re.compile(r"(?:\n[ ]*(?=\n))*\n([ ]+)(?=[^ \n])")
+_CHILD_LINE: dict[int, re.Pattern[str]] = {}
+_SHALLOW_LINE: dict[int, re.Pattern[str]] = {}
+
+
+def _children(padded: str, start: int, end: int) -> tuple[list[tuple[str, Span]], int] | None:
+    """(key, span) of each entry of the block mapping whose lines fill padded[start:end] (`start` is the
+    newline before the first), and their indentation; None when some line is not a plain key at the
+    mapping's indentation, or is less indented, or is a comment at that depth."""
+    first = _FIRST_CHILD.match(padded, start, end)
+    if first is None:
+        return ([], 0) if _BLANK.fullmatch(padded, start, end) is not None else None
+    indent = len(first.group(1))
+    shallow = _SHALLOW_LINE.get(indent)
+    if shallow is None:
+        shallow = _SHALLOW_LINE[indent] = re.compile(rf"\n[ ]{{0,{indent - 1}}}[^ \n]")
+        _CHILD_LINE[indent] = re.compile(rf"\n[ ]{{{indent}}}(?=[^ \n])")
+    if shallow.search(padded, start, end) is not None:
+        return None
+    children: list[tuple[str, Span]] = []
+    open_value = False
+    for found in _CHILD_LINE[indent].finditer(padded, start, end):
+        key_start = found.end()
+        if padded.startswith("-", key_start) and padded[key_start + 1 : key_start + 2] in (" ", "\t", "\n", ""):
+            if not open_value:
+                return None
+            continue  # an item of the previous entry's indentless sequence
+        child = _CHILD.match(padded, key_start, end)
+        if child is None:
+            return None
+        if children:
+            children[-1] = (children[-1][0], (children[-1][1][0], found.start() + 1))
+        open_value = not child.group("value")
+        children.append((child.group("key"), (found.start() + 1, end)))
+    return children, indent
+
+
+def _metadata_fields(padded: str, span: Span) -> tuple[Any, ...] | None:
+    """name, namespace and generateName of a block-style `metadata:` whose entries are plain keys, read
+    without the parser; None when the parser is needed."""
+    block = _block_children(padded, span)
+    if block is None:
+        return None
+    children, indent = block
+    values: dict[str, Any] = {}
+    for key, child in children:
+        if key in _META_FIELDS:
+            value = _one_line_value(padded, child, indent)
+            if value is _UNSURE:
+                return None
+            values[key] = value
+    return values.get("name"), values.get("namespace"), values.get("generateName")
+
+
+def _crd_spec(padded: str, span: Span) -> Any:
+    """`group`, `names` and `scope` of a CRD's spec, parsed from their entries alone (None for an empty
+    spec); _UNSURE when they cannot be read so."""
+    block = _block_children(padded, span)
+    if block is None:
+        return _UNSURE
+    children, indent = block
+    if not children:
+        return None
+    text = "".join(
+        "\n".join(line[indent:] for line in padded[start:end].split("\n"))
+        for key, (start, end) in children
+        if key in _CRD_FIELDS
+    )
+    try:
+        value = goyaml.load(text) if text else {}
+    except yaml.YAMLError:
+        return _UNSURE
+    return value if isinstance(value, dict) else _UNSURE
+
+
+def _parse_entries(padded: str, entries: dict[str, Span], keys: tuple[str, ...]) -> dict[str, Any] | None:
+    """The named top-level entries parsed together, in the document's order; None when that fails."""
+    spans = sorted(entries[key] for key in keys if key in entries)
+    text = "".join(padded[start:end] for start, end in spans)  # each but the last ends with its newline
+    try:
+        value = goyaml.load(text) if text else {}
+    except yaml.YAMLError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def emit_yaml(resources: Iterable[Resource]) -> str:
-    """The `---`-separated stream: helm's own text for unchanged objects, a fresh dump for changed ones."""
+    """The `---`-separated stream: helm's own text for unchanged objects, helm's text with a fresh
+    `metadata` block for metadata-only changes, a fresh dump for the rest."""
     parts: list[str] = []
     for resource in resources:
-        if resource.text is not None and not resource.metadata_changed:
-            text = resource.text
-        else:
-            header = f"# Source: {resource.source}\n" if resource.source else ""
-            try:
-                text = header + goyaml.dump(resource.obj)
-            except RecursionError:
-                raise ManifestError(f"{resource.id}: nested too deeply to write back") from None
+        text = resource.text
+        if text is None:
+            text = _dumped(resource)
+        elif resource.metadata_changed:
+            text = _with_new_metadata(resource, text)
         parts.append("---\n" + text if text.endswith("\n") else "---\n" + text + "\n")
     return "".join(parts)
+
+
+def _with_new_metadata(resource: Resource, text: str) -> str:
+    """helm's text with only the `metadata` entry re-serialised (the rest keeps its bytes), when the scan
+    located that entry; otherwise the whole object, dumped."""
+    head = resource.head
+    metadata = resource.mutable_metadata()
+    if head is None or head.metadata is None or metadata is None:
+        return _dumped(resource)
+    start, end = head.metadata
+    try:
+        block = goyaml.dump({"metadata": metadata})
+    except RecursionError:
+        raise ManifestError(f"{resource.id}: nested too deeply to write back") from None
+    return text[:start] + block + text[end:]
+
+
+def _dumped(resource: Resource) -> str:
+    header = f"# Source: {resource.source}\n" if resource.source else ""
+    try:
+        return header + goyaml.dump(resource.obj)
+    except RecursionError:
+        raise ManifestError(f"{resource.id}: nested too deeply to write back") from None
 
 
 def emit_json(resources: Iterable[Resource]) -> str:

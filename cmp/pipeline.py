@@ -46,7 +46,7 @@ def process(resources: list[Resource], ownership: Ownership | None, app: App) ->
             )
         return Outcome(app, len(resources), [Applied(r, _PASS) for r in resources], [])
     scopes = ScopeTable.build(
-        crd_scopes(r.obj for r in resources), ownership.cluster_scoped_kinds, ownership.namespaced_kinds
+        crd_scopes(r.identity() for r in resources), ownership.cluster_scoped_kinds, ownership.namespaced_kinds
     )
     decisions = decide(resources, ownership, app.name, scopes, app.namespace)
     emitted, stripped = apply(resources, decisions, app, ownership=ownership, scopes=scopes)

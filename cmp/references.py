@@ -312,6 +312,11 @@ def _holds(value: Any, allowed: tuple[str, ...]) -> bool:
     return isinstance(text, str) and text in allowed
 
 
+def reads(row: NameReference | SelectorReference, group: str, kind: str) -> bool:
+    """Whether objects of `group`/`kind` hold any field of this row: asked before an object is parsed."""
+    return any(source_kind == kind and source_group in (None, group) for source_group, source_kind, _ in row.sources)
+
+
 def name_slots(obj: Mapping[str, Any], row: NameReference, group: str, kind: str) -> Iterator[Slot]:
     """The fields of `obj` (of `group`/`kind`) that this row says name a target."""
     for source_group, source_kind, path in row.sources:

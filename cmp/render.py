@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,14 +62,58 @@ def helm_args(call: HelmInvocation, inline_values_file: Path | None = None) -> l
 
 
 def run_helm(helm: str, call: HelmInvocation, timeout: float) -> str:
-    """Render the chart and return helm's stdout; any failure is a HelmError carrying helm's stderr."""
-    with tempfile.TemporaryDirectory(prefix="chartshare-") as scratch:
+    """Render the chart and return helm's stdout; any failure is a HelmError carrying helm's stderr.
+
+    A render started early for exactly this binary, invocation and deadline (see launch.py) is used
+    instead of a new one; one started for anything else is killed."""
+    early = take_early(helm, call, timeout)
+    return (early or start_helm(helm, call, timeout)).finish()
+
+
+_early: RunningHelm | None = None
+
+
+def start_early(helm: str, call: HelmInvocation, timeout: float) -> None:
+    """Start a render that a later `run_helm` with the same arguments will use."""
+    global _early
+    discard_early()
+    _early = start_helm(helm, call, timeout)
+
+
+def take_early(helm: str, call: HelmInvocation, timeout: float) -> RunningHelm | None:
+    """The early render when it was started with these very arguments; otherwise it is killed."""
+    global _early
+    early, _early = _early, None
+    if early is not None and early.key != (helm, call, timeout):
+        early.kill()
+        return None
+    return early
+
+
+def discard_early() -> None:
+    """Kill an early render nobody used (help, a usage error, a failure before rendering)."""
+    global _early
+    early, _early = _early, None
+    if early is not None:
+        early.kill()
+
+
+def start_helm(helm: str, call: HelmInvocation, timeout: float) -> RunningHelm:
+    """Start rendering the chart; `finish()` waits for helm's stdout (so other work can go on meanwhile)."""
+    scratch = tempfile.TemporaryDirectory(prefix="chartshare-")
+    try:
         inline = None
         if call.values_inline:
-            inline = Path(scratch) / "inline-values.yaml"
+            inline = Path(scratch.name) / "inline-values.yaml"
             inline.write_text(call.values_inline, encoding="utf-8")
-        argv = [helm, *helm_args(call, inline)]
-        return run(argv, cwd=call.chart_dir, timeout=timeout, what="helm template")
+        running = RunningHelm(
+            [helm, *helm_args(call, inline)], cwd=call.chart_dir, timeout=timeout, what="helm template", scratch=scratch
+        )
+    except BaseException:
+        scratch.cleanup()
+        raise
+    running.key = (helm, call, timeout)
+    return running
 
 
 def run(
@@ -84,46 +129,90 @@ def run(
 
     `stdin` carries secrets (`--password-stdin`), so that they never appear in a process listing.
     """
-    try:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except FileNotFoundError:
-        raise HelmError(
-            f"helm binary {argv[0]!r} not found; install helm 3 or 4, or point --helm / CHARTSHARE_HELM at it"
-        ) from None
-    except PermissionError:
-        raise HelmError(f"helm binary {argv[0]!r} is not executable") from None
-    except OSError as error:  # ENOEXEC: a helm built for another CPU or OS, or a script without #!
-        raise HelmError(f"helm binary {argv[0]!r} cannot be run: {error.strerror}") from None
-    try:
-        out, err = process.communicate(input=stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise HelmError(
-            f"{what} did not finish within {timeout:g} s and was stopped (Argo CD kills plugins at 60 s); "
-            "check the chart for slow lookups or dependencies, or raise --timeout"
-        ) from None
-    finally:
-        _kill_group(process)
-    stderr = _decode(err).strip()
-    if process.returncode != 0 and HELM2_SIGN in stderr:
-        raise HelmError(
-            f"{argv[0]!r} is helm 2 (it has no --include-crds); chartshare needs helm 3 or 4, as Argo CD bundles"
-        )
-    if process.returncode != 0:
-        cause = f"exit status {process.returncode}" if process.returncode > 0 else f"signal {-process.returncode}"
-        detail = " ".join(stderr.split())[:_STDERR_LIMIT] or "no message"
-        raise HelmError(f"{what} failed ({cause}): {detail}")
-    try:
-        return out.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise HelmError(f"{what} printed bytes that are not UTF-8 at offset {error.start}") from None
+    return RunningHelm(argv, cwd=cwd, timeout=timeout, what=what, env=env, stdin=stdin).finish()
+
+
+class RunningHelm:
+    """A helm process in its own process group, with its deadline counted from its start."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        timeout: float,
+        what: str,
+        scratch: tempfile.TemporaryDirectory[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: bytes | None = None,
+    ) -> None:
+        self.argv, self.timeout, self.what, self.scratch, self.stdin = argv, timeout, what, scratch, stdin
+        self.key: tuple[str, HelmInvocation, float] | None = None  # what start_helm was asked to render
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise HelmError(
+                f"helm binary {argv[0]!r} not found; install helm 3 or 4, or point --helm / CHARTSHARE_HELM at it"
+            ) from None
+        except PermissionError:
+            raise HelmError(f"helm binary {argv[0]!r} is not executable") from None
+        except OSError as error:  # ENOEXEC: a helm built for another CPU or OS, or a script without #!
+            raise HelmError(f"helm binary {argv[0]!r} cannot be run: {error.strerror}") from None
+        self.started = time.monotonic()
+
+    def finish(self) -> str:
+        """helm's stdout once it exits successfully; a one-line HelmError otherwise."""
+        try:
+            return self._collect()
+        finally:
+            self._cleanup()
+
+    def kill(self) -> None:
+        """Stop helm (and anything it started) and forget its output."""
+        try:
+            _kill_group(self.process)
+        finally:
+            self._cleanup()
+
+    def _collect(self) -> str:
+        process, what, timeout = self.process, self.what, self.timeout
+        try:
+            remaining = max(timeout - (time.monotonic() - self.started), 0.001)
+            out, err = process.communicate(input=self.stdin, timeout=remaining)
+        except subprocess.TimeoutExpired:
+            raise HelmError(
+                f"{what} did not finish within {timeout:g} s and was stopped (Argo CD kills plugins at 60 s); "
+                "check the chart for slow lookups or dependencies, or raise --timeout"
+            ) from None
+        finally:
+            _kill_group(process)
+        stderr = _decode(err).strip()
+        if process.returncode != 0 and HELM2_SIGN in stderr:
+            raise HelmError(
+                f"{self.argv[0]!r} is helm 2 (it has no --include-crds); "
+                "chartshare needs helm 3 or 4, as Argo CD bundles"
+            )
+        if process.returncode != 0:
+            cause = f"exit status {process.returncode}" if process.returncode > 0 else f"signal {-process.returncode}"
+            detail = " ".join(stderr.split())[:_STDERR_LIMIT] or "no message"
+            raise HelmError(f"{what} failed ({cause}): {detail}")
+        try:
+            return out.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise HelmError(f"{what} printed bytes that are not UTF-8 at offset {error.start}") from None
+
+    def _cleanup(self) -> None:
+        if self.scratch is not None:
+            self.scratch.cleanup()
+            self.scratch = None
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -166,7 +166,7 @@ def _rename(
             f"{label} renames {resource.id}{where} to {new!r} (renameTo {template!r}){hint}, which the API "
             f"server would reject: {problem}; choose a shorter or simpler renameTo, or narrow the rule's match"
         )
-    metadata = resource.obj["metadata"]
+    metadata = resource.metadata  # the object's own mapping: a named object has one
     old = resource.name
     metadata["name"] = new
     resource.mark_changed(metadata_only=True)
@@ -214,7 +214,7 @@ def fix_references(
     for resource in emitted:
         referrer = landing_namespace(resource, scopes, app.namespace)
         for row in rows:
-            if row.target[1] not in renamed_kinds:
+            if row.target[1] not in renamed_kinds or not references.reads(row, resource.group, resource.kind):
                 continue
             for slot in references.name_slots(resource.obj, row, resource.group, resource.kind):
                 target = _target(slot, row, referrer, renames, resource, ownership)
@@ -368,8 +368,8 @@ def _refuse_clashes(
 def protect(resource: Resource) -> bool:
     """Merge Prune=false,Delete=false into the sync-options annotation, keeping any Prune=/Delete= already
     set (Prune=confirm stays). Returns whether the object changed."""
-    metadata = resource.obj.get("metadata")
-    if not isinstance(metadata, dict):
+    metadata = resource.mutable_metadata()
+    if metadata is None:
         return False
     annotations = metadata.get("annotations")
     if not isinstance(annotations, dict):
@@ -429,6 +429,8 @@ def aggregation_notices(emitted: Sequence[Applied]) -> list[str]:
             continue
         for applied in emitted:
             resource = applied.resource
+            if not references.reads(row, resource.group, resource.kind):
+                continue
             found = references.selectors(resource.obj, row, resource.group, resource.kind)
             if not found:
                 continue

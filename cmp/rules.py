@@ -63,6 +63,8 @@ class Match:
         )
         if any(pattern is not None and not fnmatch.fnmatchcase(value, pattern) for pattern, value in checks):
             return False
+        if not self.labels:
+            return True  # reading labels may parse the resource's metadata
         labels = resource.labels
         return all(str(labels.get(key)) == value and key in labels for key, value in self.labels)
 

@@ -1,0 +1,169 @@
+"""helm starts before typer loads; typer stays the authority on the command line.
+
+The early reader must understand generate's command line exactly as typer does, or decline; the early
+helm is used only for an equal configuration and is killed otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import click
+import pytest
+import typer
+
+from cmp import cli, launch, pipeline, render
+from conftest import TESTS, run_cli
+
+CHART = TESTS / "charts" / "shared"
+
+
+def _generate_command() -> click.Command:
+    group = typer.main.get_command(cli.app)
+    assert isinstance(group, click.Group)
+    return group.commands["generate"]
+
+
+def test_the_early_reader_knows_every_option_of_generate() -> None:
+    value_options, flag_options = set(), set()
+    for param in _generate_command().params:
+        if isinstance(param, click.Option):
+            names = {*param.opts, *param.secondary_opts}
+            (flag_options if param.is_flag else value_options).update(names)
+            if not param.is_flag:
+                assert param.multiple == launch.VALUE_OPTIONS[param.opts[0]][1], param.opts
+    assert value_options == set(launch.VALUE_OPTIONS)
+    assert flag_options == set(launch.FLAG_OPTIONS)
+
+
+COMMAND_LINES = [
+    ["generate"],
+    ["generate", "apps/x"],
+    ["generate", "apps/x", "--app", "web", "-n", "shop", "--release-name=r1"],
+    ["generate", "-f", "a.yaml", "--values", "b.yaml", "--values=c.yaml", "--set", "a=1", "--set-string=b=2"],
+    ["generate", "--skip-crds", "--skip-tests", "--include-crds", "--kube-version", "1.31.0"],
+    ["generate", "--api-versions", "a/v1", "--api-versions=b/v1", "--config", "x.yaml", "--helm", "/bin/helm"],
+    ["generate", "--timeout", "30", "-o", "json", "--repo-root", "/tmp", "--values-inline", "a: 1"],
+    ["generate", "--output=yaml", "--timeout=1.5", "dir"],
+]
+
+
+@pytest.mark.parametrize("argv", COMMAND_LINES, ids=lambda argv: " ".join(argv[1:]) or "bare")
+def test_the_early_reader_finds_the_options_typer_finds(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[launch.GenerateOptions] = []
+
+    class Stop(Exception):
+        pass
+
+    def record(self: launch.GenerateOptions, env: object) -> None:
+        seen.append(self)
+        raise Stop
+
+    monkeypatch.setattr(launch.GenerateOptions, "resolve", record)
+    with pytest.raises(Stop):
+        cli.app(argv, standalone_mode=False)
+    assert launch.read_generate(argv) == seen[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--version"],
+        ["generate", "--help"],
+        ["generate", "-h"],
+        ["generate", "-nshop"],
+        ["generate", "-n=shop"],
+        ["generate", "--", "dir"],
+        ["generate", "a", "b"],
+        ["generate", "--unknown", "x"],
+        ["generate", "--app"],
+        ["generate", "--app", "--namespace", "x"],
+        ["generate", "--timeout", "0.5"],
+        ["generate", "--timeout", "soon"],
+        ["generate", "--output", "xml"],
+        ["generate", "--skip-tests=true"],
+        ["check", "apps"],
+    ],
+)
+def test_the_early_reader_declines_what_it_does_not_know(argv: list[str]) -> None:
+    assert launch.read_generate(argv) is None
+
+
+def _env() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if not key.startswith(("ARGOCD_", "CHARTSHARE_"))}
+
+
+def _cli_invocation(argv: list[str]) -> tuple[str, render.HelmInvocation, float]:
+    """What the CLI path hands to render.run_helm for this command line."""
+    config = launch.read_generate(argv).resolve(_env())  # type: ignore[union-attr]
+    ownership = pipeline.load_ownership(config)
+    return config.helm, pipeline.invocation(config, pipeline.chart_dir(config, ownership)), config.timeout
+
+
+CASE = TESTS / "cases" / "generate" / "owner-keeps-and-protects"
+
+
+def test_the_early_helm_is_the_one_the_cli_uses(helm: str) -> None:
+    argv = ["generate", str(CASE), "--app", "dev-a", "-n", "shoong", "--helm", helm, "--repo-root", str(TESTS)]
+    launch.start_early(argv, _env())
+    early = render._early
+    assert early is not None
+    stream = render.run_helm(*_cli_invocation(argv))
+    assert render._early is None and early.process.returncode == 0
+    assert "kind: Namespace" in stream
+
+
+def test_an_early_helm_for_another_invocation_is_killed(helm: str) -> None:
+    argv = ["generate", str(CASE), "--app", "dev-a", "-n", "shoong", "--helm", helm, "--repo-root", str(TESTS)]
+    launch.start_early(argv, _env())
+    early = render._early
+    assert early is not None
+    stream = render.run_helm(*_cli_invocation([*argv, "--release-name", "other"]))
+    assert early.process.returncode is not None and early.process.returncode < 0
+    assert "name: other" in stream or "other" in stream
+
+
+def test_an_early_helm_nobody_takes_is_killed(tmp_path: Path) -> None:
+    slow = tmp_path / "helm"
+    slow.write_text("#!/bin/sh\nsleep 30\n")
+    slow.chmod(0o755)
+    argv = ["generate", str(CASE), "--app", "dev-a", "--helm", str(slow), "--repo-root", str(TESTS)]
+    launch.start_early(argv, _env())
+    early = render._early
+    assert early is not None
+    begun = time.monotonic()
+    render.discard_early()
+    assert early.process.returncode is not None
+    assert time.monotonic() - begun < 5
+
+
+def test_nothing_starts_early_when_the_configuration_is_wrong() -> None:
+    launch.start_early(["generate", str(CASE), "--repo-root", str(TESTS)], {})  # no app name
+    assert render._early is None
+
+
+@pytest.mark.parametrize(
+    ("text", "entry"),
+    [
+        ("apiVersion: chartshare/v1\nkind: ChartShare\n", "."),
+        ("chart: ../../charts/app\n", "../../charts/app"),
+        ("chart: '../c'   # the chart\n", "../c"),
+        ('chart: "../c"\n', "../c"),
+        ("rules:\n  - match: {kind: A}\n    chart: x\n", "."),
+        ("chart: ../a\nchart: ../b\n", None),
+        ('"chart": ../a\n', None),
+        ("chart: &c ../a\n", None),
+        ("chart:\n  ../a\n", None),
+        ("? chart\n: ../a\n", None),
+    ],
+)
+def test_the_chart_line_is_read_only_when_plain(text: str, entry: str | None) -> None:
+    assert launch._chart_entry(text) == entry
+
+
+def test_help_still_works_and_leaves_no_helm_behind(helm: str) -> None:
+    result = run_cli(["generate", "--help"], env={"CHARTSHARE_HELM": helm})
+    assert result.exit_code == 0
+    assert "--release-name" in result.stdout and "Render the chart" in result.stdout
