@@ -290,11 +290,11 @@ _LATER_TOP_PROBLEM = re.compile(
     r"|(?![ \n#]|-(?:[ \t\n]|\Z)|\Z|[A-Za-z_][A-Za-z0-9_./-]*+[ \t]*+:(?:[ \t\n]|\Z)))"
 )
 # Lines of a top-level entry: a key, a `- ` item of an indentless sequence, or anything else (unsure).
-_TOP = re.compile(
+TOP_LINE = re.compile(
     r"\n(?:(?P<key>[A-Za-z_][A-Za-z0-9_./-]*)[ \t]*:(?:[ \t]+(?P<value>[^\n]*?))?[ \t]*(?=\n|\Z)"
     r"|(?P<dash>-)(?=[ \t\n]|\Z)|(?P<other>[^ \n#]))"
 )
-_CHILD = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_./-]*)[ \t]*:(?:[ \t]+(?P<value>[^\n]*?))?[ \t]*(?=\n|\Z)")
+KEY_LINE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_./-]*)[ \t]*:(?:[ \t]+(?P<value>[^\n]*?))?[ \t]*(?=\n|\Z)")
 # A scalar read without the parser: a plain one of safe characters (then resolved the way the loader does),
 # or a quoted one without escapes; an optional comment may follow.
 _SAFE = r"[A-Za-z0-9_./@+=%~,-]"
@@ -314,7 +314,7 @@ def scan(text: str) -> tuple[Head, dict[str, Any] | None] | None:
     the scan cannot be sure (then the caller parses the whole document)."""
     if _has_odd_line_breaks(text):
         return None
-    glued = _GLUED.match(text)
+    glued = GLUED.match(text)
     body = text[glued.end() :] if glued else text
     padded = "\n" + body
     scanned = _scan(body, not any(suspect.search(padded) for suspect in _SUSPECTS))
@@ -324,7 +324,7 @@ def scan(text: str) -> tuple[Head, dict[str, Any] | None] | None:
 
 
 # Comment lines and a separator that `split` glued in front of a document.
-_GLUED = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*---[ \t]*(?:#[^\n]*)?\n")
+GLUED = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*---[ \t]*(?:#[^\n]*)?\n")
 
 
 def _shifted(head: Head, offset: int) -> Head:
@@ -545,7 +545,7 @@ def _top_entries(padded: str) -> dict[str, Span] | None:
     current_start = 0
     open_value = False  # the last key has no value on its line, so `- ` items may follow at column 0
     seen_key = False
-    for found in _TOP.finditer(padded):
+    for found in TOP_LINE.finditer(padded):
         if found.group("other") is not None:
             return None
         if found.group("dash") is not None:
@@ -583,7 +583,7 @@ def _one_line_value(padded: str, span: Span | None, indent: int) -> Any:
     line_end = _line_end(padded, start, end)
     if _BLANK.fullmatch(padded, line_end, end) is None:
         return _UNSURE  # more lines: a nested or continued value
-    found = _CHILD.match(padded, start + indent, line_end)
+    found = KEY_LINE.match(padded, start + indent, line_end)
     if found is None:
         return _UNSURE
     return _scalar(found.group("value"))
@@ -611,10 +611,10 @@ def _block_children(padded: str, span: Span) -> tuple[list[tuple[str, Span]], in
     when its value starts on the key's line or some line is not a plain key at that indentation."""
     start, end = span
     line_end = _line_end(padded, start, end)
-    key_line = _CHILD.match(padded, start, line_end)
+    key_line = KEY_LINE.match(padded, start, line_end)
     if key_line is None or key_line.group("value"):
         return None
-    return _children(padded, line_end, end)
+    return block_entries(padded, line_end, end)
 
 
 _FIRST_CHILD = re.compile(r"(?:\n[ ]*(?=\n))*\n([ ]+)(?=[^ \n])")
@@ -622,7 +622,7 @@ _CHILD_LINE: dict[int, re.Pattern[str]] = {}
 _SHALLOW_LINE: dict[int, re.Pattern[str]] = {}
 
 
-def _children(padded: str, start: int, end: int) -> tuple[list[tuple[str, Span]], int] | None:
+def block_entries(padded: str, start: int, end: int) -> tuple[list[tuple[str, Span]], int] | None:
     """(key, span) of each entry of the block mapping whose lines fill padded[start:end] (`start` is the
     newline before the first), and their indentation; None when some line is not a plain key at the
     mapping's indentation, or is less indented, or is a comment at that depth."""
@@ -644,7 +644,7 @@ def _children(padded: str, start: int, end: int) -> tuple[list[tuple[str, Span]]
             if not open_value:
                 return None
             continue  # an item of the previous entry's indentless sequence
-        child = _CHILD.match(padded, key_start, end)
+        child = KEY_LINE.match(padded, key_start, end)
         if child is None:
             return None
         if children:

@@ -51,7 +51,8 @@ class Resource:
 
     `text` holds helm's bytes for the document; an unchanged resource is emitted from it byte-for-byte.
     A change to `metadata` alone sets `metadata_changed` and keeps `text` (the emitter then rewrites just
-    that block); any other change drops `text`, and the object is re-serialised whole.
+    that block); a patch carried out on the text replaces it (`text_edited`); any other change drops
+    `text`, and the object is re-serialised whole.
 
     A resource read by the cheap header scan (`head`) parses its text only when something asks for `obj`:
     most documents of a render are only identified and passed through, and parsing them would cost more
@@ -59,7 +60,7 @@ class Resource:
     never parses its schema.
     """
 
-    __slots__ = ("_ids", "_meta", "_obj", "head", "index", "metadata_changed", "source", "text")
+    __slots__ = ("_ids", "_meta", "_obj", "head", "index", "metadata_changed", "source", "text", "text_edited")
 
     def __init__(
         self,
@@ -96,6 +97,7 @@ class Resource:
         self.text = text
         self.index = index
         self.metadata_changed = metadata_changed
+        self.text_edited = False  # `text` is no longer helm's: a patch was carried out on it
 
     def __repr__(self) -> str:
         return f"Resource({self.id}, source={self.source!r}, index={self.index}, changed={self.changed})"
@@ -215,7 +217,16 @@ class Resource:
 
     @property
     def changed(self) -> bool:
-        return self.text is None or self.metadata_changed
+        return self.text is None or self.metadata_changed or self.text_edited
+
+    def edit_text(self, text: str, head: Head) -> None:
+        """Take an edited text (a patch carried out on it) and its scan; the object, not parsed yet, will
+        be read from it, and `metadata` parsed or edited alone stays as it is."""
+        if self._obj is not None:
+            raise ValueError("a parsed object is edited as an object, not as text")
+        self.text = text
+        self.head = head
+        self.text_edited = True
 
     def mark_changed(self, *, metadata_only: bool = False) -> None:
         """Record an edit: `metadata_only` when nothing outside `metadata` changed."""

@@ -4,7 +4,8 @@ The steps run in a fixed order. Renames first; then every reference to a renamed
 references.py plus the file's `references:`; then the rules' JSON patches, so that they see the final
 names; then the protective annotation, last, so that no patch can take it away (a patch may still set
 Prune=confirm, which protection keeps). Only resources a step really changed are marked changed, and a
-change confined to `metadata` is marked as such; everything else keeps helm's bytes.
+change confined to `metadata` is marked as such; a patch of plain keys elsewhere is carried out on helm's
+text (textpatch.py); everything else keeps helm's bytes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import naming, references
+from . import manifests, naming, references, textpatch
 from .decide import landing_namespace
 from .errors import RuleError
 from .model import Action, App, Decision, Resource, ResourceId
@@ -270,6 +271,8 @@ def _patch(resource: Resource, decision: Decision, ownership: Ownership | None) 
     """Apply the rule's RFC 6902 operations in order; returns how many were applied."""
     if not decision.patch:
         return 0
+    if _patch_text(resource, decision.patch):
+        return len(decision.patch)
     import jsonpatch  # only apps whose rules patch pay for the import
     import jsonpointer
 
@@ -298,6 +301,22 @@ def _patch(resource: Resource, decision: Decision, ownership: Ownership | None) 
         resource.obj = work
         resource.mark_changed(metadata_only=touched == {"metadata"})
     return len(decision.patch)
+
+
+def _patch_text(resource: Resource, operations: Sequence[dict[str, Any]]) -> bool:
+    """Carry the patch out on helm's text, when the document is still unparsed text and the patch is one the
+    text can take; False leaves it to the object path (which also gives every error)."""
+    if resource.parsed or resource.text is None or resource.head is None:
+        return False
+    patched = textpatch.apply(resource.text, operations)
+    if patched is None:
+        return False
+    if patched != resource.text:
+        scanned = manifests.scan(patched)
+        if scanned is None or scanned[0][:5] != resource.head[:5]:  # identity must read as before
+            return False
+        resource.edit_text(patched, scanned[0])
+    return True
 
 
 def _operation(operation: dict[str, Any]) -> str:
