@@ -1,22 +1,21 @@
 """The command line: argv and environment in, manifests on stdout, diagnostics on stderr, an exit status.
 
-The only module that prints or exits. Output is built fully in memory and written only after everything
-succeeded: on any error stdout stays empty, so Argo CD fails the sync instead of pruning the app.
+Parsing and help are typer's; how a command ends (output written only on success, every error one stderr
+line and an exit status) is run.py's, shared with the plain-generate path of launch.py.
 """
 
 from __future__ import annotations
 
 import enum
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from . import __version__
-from .errors import ChartShareError, UsageError
+from . import __version__, run
+from .errors import UsageError
 
 app = typer.Typer(
     name="chartshare",
@@ -31,10 +30,6 @@ app = typer.Typer(
 class OutputFormat(enum.StrEnum):
     yaml = "yaml"
     json = "json"
-
-
-def _say(line: str) -> None:
-    sys.stderr.write(f"chartshare: {line}\n")
 
 
 def _version(value: bool) -> None:
@@ -89,40 +84,29 @@ def generate(
     ] = None,
 ) -> None:
     """Render the chart and print the manifests this Application owns (Argo CD's generate step)."""
-    from . import manifests, pipeline
     from .launch import GenerateOptions
 
-    options = GenerateOptions(
-        app_dir=app_dir,
-        release_name=release_name,
-        namespace=namespace,
-        values=tuple(values or ()),
-        values_inline=values_inline,
-        set_values=tuple(set_ or ()),
-        set_strings=tuple(set_string or ()),
-        include_crds=include_crds,
-        skip_tests=skip_tests,
-        kube_version=kube_version,
-        api_versions=tuple(api_versions or ()),
-        config=config,
-        app_name=app_name,
-        helm=helm,
-        timeout=timeout,
-        repo_root=repo_root,
+    run.generate(
+        GenerateOptions(
+            app_dir=app_dir,
+            release_name=release_name,
+            namespace=namespace,
+            values=tuple(values or ()),
+            values_inline=values_inline,
+            set_values=tuple(set_ or ()),
+            set_strings=tuple(set_string or ()),
+            include_crds=include_crds,
+            skip_tests=skip_tests,
+            kube_version=kube_version,
+            api_versions=tuple(api_versions or ()),
+            config=config,
+            app_name=app_name,
+            helm=helm,
+            timeout=timeout,
+            repo_root=repo_root,
+            output=output.value,
+        )
     )
-    resolved = options.resolve(os.environ)
-    outcome = pipeline.generate(resolved)
-    if output is OutputFormat.json:
-        text = manifests.emit_json(outcome.resources)
-    else:
-        text = manifests.emit_yaml(outcome.resources)
-    data = text.encode("utf-8")  # the bytes Argo CD receives are what the limit counts
-    manifests.refuse_oversize(data, resolved.max_output)
-    for line in pipeline.summary(outcome):
-        _say(line)
-    sys.stdout.flush()
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
 
 
 @app.command("init")
@@ -144,7 +128,7 @@ def init_(
     from . import dependencies
 
     for line in dependencies.run(app_dir, os.environ, config=config, helm=helm, timeout=timeout, repo_root=repo_root):
-        _say(f"init: {line}")
+        run.say(f"init: {line}")
 
 
 @app.command()
@@ -234,40 +218,10 @@ def _refuse(problems: list[str]) -> None:
     """Bad input: every problem on stderr, nothing on stdout, exit 2."""
     if problems:
         for problem in problems:
-            _say(f"error: {problem}")
+            run.say(f"error: {problem}")
         raise typer.Exit(2)
-
-
-class _Terminated(ChartShareError):
-    """SIGTERM: the sidecar is stopping, or Argo CD gave up on the request."""
-
-    exit_code = 143
-
-
-def _terminate(signum: int, frame: object) -> None:
-    """Unwind like any error, so helm's process group is killed on the way out (its own session would
-    otherwise outlive chartshare) and the reason is said on stderr."""
-    raise _Terminated("stopped by SIGTERM; helm and everything it started were killed")
 
 
 def main() -> None:
     """Console entry point: every failure becomes one stderr line and an exit status, never a traceback."""
-    signal.signal(signal.SIGTERM, _terminate)
-    try:
-        app()
-    except ChartShareError as error:
-        _say(f"error: {_one_line(str(error))}")
-        sys.exit(error.exit_code)
-    except KeyboardInterrupt:
-        _say("error: interrupted")
-        sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(1)
-    except Exception as error:
-        _say(f"error: internal error ({type(error).__name__}: {_one_line(str(error))}); please report it")
-        sys.exit(1)
-
-
-def _one_line(message: str) -> str:
-    """Argo CD shows stderr as the sync error: one line, whatever a library put in the message."""
-    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+    run.guarded(app)

@@ -1,16 +1,17 @@
-"""The console entry point: helm starts before the CLI framework loads.
+"""The console entry point: a plain `chartshare generate ...` runs without the CLI framework, helm first.
 
 Python's start and the framework's import (click and typer) cost about as much as rendering a small
-chart, and helm needs none of it. So for a plain `chartshare generate ...`, the command line is first read
-here by a small reader that knows only generate's options, the configuration is resolved exactly as the
-CLI resolves it (`GenerateOptions.resolve`), the chart folder is read from chartshare.yaml's `chart:` line,
-and helm is started; typer, YAML and the rules load while helm renders.
+chart, and helm needs none of it. So the command line is first read here by a small reader that knows
+only generate's options and declines anything else (help, other commands, forms it does not know). For a
+line it reads, the configuration is resolved exactly as the CLI resolves it (`GenerateOptions.resolve`),
+helm is started from chartshare.yaml's `chart:` line, YAML and the rules load while helm renders, and
+the command runs through run.py, the same ending the typer CLI has; the reader is held to typer's parse
+by tests. Any other line goes to the typer CLI.
 
-The typer CLI stays the only authority: it parses the command line as always, loads chartshare.yaml with
-every check, and `render.run_helm` adopts the early helm only when it was started with exactly the binary,
-invocation and deadline the CLI arrives at; otherwise, and on any exit that does not use it, the early
-helm is killed. Nothing is printed or decided here: when the reader is unsure or anything fails, no helm is
-started early and the CLI does everything itself, errors included.
+`render.run_helm` adopts the early helm only when it was started with exactly the binary, invocation and
+deadline the pipeline arrives at; otherwise, and on any exit that does not use it, the early helm is
+killed. When reading chartshare.yaml's `chart:` line or anything else here is unsure or fails, no helm is
+started early and the pipeline does everything itself, errors included.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class GenerateOptions:
     helm: str | None = None
     timeout: float | None = None
     repo_root: Path | None = None
+    output: str = "yaml"  # yaml or json
 
     def resolve(self, env: Mapping[str, str]) -> Config:
         """The run's configuration: flags over Application parameters over plugin env over defaults."""
@@ -135,7 +137,8 @@ def read_generate(argv: Sequence[str]) -> GenerateOptions | None:
             repeated.setdefault(field, []).append(inline)
         else:
             found[field] = inline
-    if len(positional) > 1 or found.pop("output", "yaml") not in ("yaml", "json"):
+    output = str(found.pop("output", "yaml"))
+    if len(positional) > 1 or output not in ("yaml", "json"):
         return None
     try:
         timeout = float(str(found.pop("timeout"))) if "timeout" in found else None
@@ -149,6 +152,7 @@ def read_generate(argv: Sequence[str]) -> GenerateOptions | None:
         app_dir=Path(positional[0]) if positional else Path("."),
         timeout=timeout,
         repo_root=Path(str(repo_root)) if repo_root is not None else None,
+        output=output,
         **fields,
     )
 
@@ -170,11 +174,8 @@ def _chart_entry(text: str) -> str | None:
     return plain or double or single or "."
 
 
-def start_early(argv: Sequence[str], env: Mapping[str, str]) -> None:
+def start_early(options: GenerateOptions, env: Mapping[str, str]) -> None:
     """Start helm for a plain `generate` command line; silently do nothing when unsure or on any error."""
-    options = read_generate(argv)
-    if options is None:
-        return
     try:
         from . import render
         from .config import resolve_path
@@ -217,14 +218,20 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def main() -> None:
-    """Console entry point (`chartshare`, `python -m cmp`). SIGTERM unwinds from the start (the CLI installs
-    its own handler when it runs), so an early helm never outlives chartshare."""
+    """Console entry point (`chartshare`, `python -m cmp`). SIGTERM unwinds from the start (run.py installs
+    its own handler when the command runs), so an early helm never outlives chartshare."""
     signal.signal(signal.SIGTERM, _stop)
     try:
-        start_early(sys.argv[1:], os.environ)
-        from .cli import main as run
+        options = read_generate(sys.argv[1:])
+        if options is None:
+            from .cli import main as run_cli
 
-        run()
+            run_cli()
+            return
+        start_early(options, os.environ)
+        from . import run
+
+        run.guarded(lambda: run.generate(options))
     except _Stopped:
         sys.stderr.write("chartshare: error: stopped by SIGTERM; helm and everything it started were killed\n")
         sys.exit(143)

@@ -6,6 +6,7 @@ helm is used only for an equal configuration and is killed otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -13,6 +14,8 @@ from pathlib import Path
 import click
 import pytest
 import typer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cmp import cli, launch, pipeline, render
 from conftest import TESTS, run_cli
@@ -107,7 +110,7 @@ CASE = TESTS / "cases" / "generate" / "owner-keeps-and-protects"
 
 def test_the_early_helm_is_the_one_the_cli_uses(helm: str) -> None:
     argv = ["generate", str(CASE), "--app", "dev-a", "-n", "shoong", "--helm", helm, "--repo-root", str(TESTS)]
-    launch.start_early(argv, _env())
+    launch.start_early(launch.read_generate(argv), _env())
     early = render._early
     assert early is not None
     stream = render.run_helm(*_cli_invocation(argv))
@@ -117,7 +120,7 @@ def test_the_early_helm_is_the_one_the_cli_uses(helm: str) -> None:
 
 def test_an_early_helm_for_another_invocation_is_killed(helm: str) -> None:
     argv = ["generate", str(CASE), "--app", "dev-a", "-n", "shoong", "--helm", helm, "--repo-root", str(TESTS)]
-    launch.start_early(argv, _env())
+    launch.start_early(launch.read_generate(argv), _env())
     early = render._early
     assert early is not None
     stream = render.run_helm(*_cli_invocation([*argv, "--release-name", "other"]))
@@ -130,7 +133,7 @@ def test_an_early_helm_nobody_takes_is_killed(tmp_path: Path) -> None:
     slow.write_text("#!/bin/sh\nsleep 30\n")
     slow.chmod(0o755)
     argv = ["generate", str(CASE), "--app", "dev-a", "--helm", str(slow), "--repo-root", str(TESTS)]
-    launch.start_early(argv, _env())
+    launch.start_early(launch.read_generate(argv), _env())
     early = render._early
     assert early is not None
     begun = time.monotonic()
@@ -140,7 +143,7 @@ def test_an_early_helm_nobody_takes_is_killed(tmp_path: Path) -> None:
 
 
 def test_nothing_starts_early_when_the_configuration_is_wrong() -> None:
-    launch.start_early(["generate", str(CASE), "--repo-root", str(TESTS)], {})  # no app name
+    launch.start_early(launch.read_generate(["generate", str(CASE), "--repo-root", str(TESTS)]), {})  # no app name
     assert render._early is None
 
 
@@ -167,3 +170,37 @@ def test_help_still_works_and_leaves_no_helm_behind(helm: str) -> None:
     result = run_cli(["generate", "--help"], env={"CHARTSHARE_HELM": helm})
     assert result.exit_code == 0
     assert "--release-name" in result.stdout and "Render the chart" in result.stdout
+
+
+TOKENS = [
+    "--release-name", "--namespace", "-n", "--values", "-f", "--values-inline", "--set", "--set-string",
+    "--kube-version", "--api-versions", "--config", "--app", "--helm", "--timeout", "--output", "-o", "--repo-root",
+    "--include-crds", "--skip-crds", "--skip-tests", "--help", "--", "-nx", "--app=", "--timeout=2", "--output=json",
+    "yaml", "json", "xml", "1", "0.5", "nan", "a=1", "dir", "-", "", "x y", "--unknown", "-x",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS), max_size=8))
+def test_a_line_the_early_reader_takes_is_read_as_typer_reads_it(tokens: list[str]) -> None:
+    """The reader decides alone for the lines it takes (typer never sees them): each must be one typer
+    accepts with the very same options."""
+    argv = ["generate", *tokens]
+    early = launch.read_generate(argv)
+    if early is None:
+        return
+    seen: list[launch.GenerateOptions] = []
+
+    class Stop(Exception):
+        pass
+
+    def record(self: launch.GenerateOptions, env: object) -> None:
+        seen.append(self)
+        raise Stop
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(launch.GenerateOptions, "resolve", record)
+        with contextlib.suppress(Stop):
+            cli.app(argv, standalone_mode=False)
+    assert seen, f"typer refuses {argv!r}, which the early reader takes"
+    assert early == seen[0]
