@@ -90,7 +90,12 @@ def _apply_one(padded: str, op: str, tokens: list[str], value: Any) -> str | Non
         return padded[: existing[0]] + padded[existing[1] :]
     if op != "add" and existing is None:
         return None  # replace and test need the entry: jsonpatch's own error says so
+    entry = _entry_text(tokens[-1], value, indent)
+    if entry is None:
+        return None
     if existing is not None:
+        if padded[existing[0] : existing[1]] == entry:
+            return padded
         old = _value_of(padded, existing, indent)
         if old is _BROKEN:
             return None
@@ -98,10 +103,6 @@ def _apply_one(padded: str, op: str, tokens: list[str], value: Any) -> str | Non
             return padded
         if op == "test":
             return None
-    entry = _entry_text(tokens[-1], value, indent)
-    if entry is None:
-        return None
-    if existing is not None:
         return padded[: existing[0]] + entry + padded[existing[1] :]
     if parent_end == len(padded) and not padded.endswith("\n"):
         return None  # a newline after the last line could change it (a block scalar's last line break)
@@ -149,9 +150,19 @@ def _mapping_under(padded: str, span: Span, indent: int) -> tuple[dict[str, Span
 _BROKEN = object()
 
 
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)")
+
+
 def _value_of(padded: str, span: Span, indent: int) -> Any:
-    """An entry's value, parsed from its lines alone."""
+    """An entry's value, parsed from its lines alone (a one-line decimal or word without the parser)."""
     start, end = span
+    if padded.find("\n", start, end - 1) < 0:
+        found = KEY_LINE.match(padded, start + indent, end)
+        word = found.group("value") if found else None
+        if word and _DECIMAL.fullmatch(word):
+            return int(word)
+        if word and _PLAIN_KEY.fullmatch(word) and _reads_as_string_key(word):
+            return word
     text = "\n".join(line[indent:] for line in padded[start:end].split("\n"))
     try:
         loaded = goyaml.load(text)
@@ -170,8 +181,21 @@ def _same(old: Any, new: Any) -> bool:
         return False
 
 
+_ENTRIES: dict[tuple[str, int, int], tuple[Any, str | None]] = {}
+
+
 def _entry_text(key: str, value: Any, indent: int) -> str | None:
-    """`key: value` in block style at the indentation, each line ending with a newline."""
+    """`key: value` in block style at the indentation, each line ending with a newline. A rule's value is
+    written once per indentation, not once per document it patches."""
+    cached = _ENTRIES.get((key, indent, id(value)))
+    if cached is not None and cached[0] is value:
+        return cached[1]
+    text = _dumped_entry(key, value, indent)
+    _ENTRIES[(key, indent, id(value))] = (value, text)
+    return text
+
+
+def _dumped_entry(key: str, value: Any, indent: int) -> str | None:
     try:
         dumped = goyaml.dump({key: value})
     except (yaml.YAMLError, RecursionError):
