@@ -16,7 +16,6 @@ the whole tab.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -181,7 +180,7 @@ def _decisions(config: Config, chart: Path, env: Mapping[str, str]) -> str:
             cache=dependencies.default_cache(env),
         )
         dependencies.ensure(build_spec)
-        outcome = pipeline.generate(dataclasses.replace(config, timeout=RENDER_TIMEOUT))
+        outcome = pipeline.generate(config._replace(timeout=RENDER_TIMEOUT))
     except ChartShareError as error:
         return f"Cannot show this app's decisions: {error}"
     lines = pipeline.summary(outcome)

@@ -12,8 +12,8 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from . import naming, params
 from .errors import ParameterError, PathError, UsageError
@@ -32,8 +32,7 @@ def _matches(rule: naming.NameRule, name: str) -> bool:
     return rule.pattern is not None and rule.pattern.fullmatch(name) is not None
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
+class Config(NamedTuple):
     """The resolved inputs of one `generate` run."""
 
     app_name: str

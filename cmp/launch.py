@@ -21,16 +21,14 @@ import re
 import signal
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from .config import Config
 
 
-@dataclass(frozen=True, slots=True)
-class GenerateOptions:
+class GenerateOptions(NamedTuple):
     """`generate`'s command-line options, as typer or the early reader found them."""
 
     app_dir: Path = Path(".")

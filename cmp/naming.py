@@ -9,17 +9,17 @@ pkg/apis/*/validation) and the limits that labels impose on a few kinds.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
-from .scope import GroupKind
+if TYPE_CHECKING:
+    from .scope import GroupKind
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
-@dataclass(frozen=True, slots=True)
-class NameRule:
+class NameRule(NamedTuple):
     """A naming rule: the pattern a name must fit, its longest length, and prefixes the system keeps."""
 
     short: str

@@ -6,11 +6,9 @@ static parameter announcement and the README's parameter list all come from PARA
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal, NamedTuple, Union
 
 from .errors import ParameterError
 
@@ -18,8 +16,7 @@ Kind = Literal["string", "array", "map"]
 Value = Union[str, tuple[str, ...], tuple[tuple[str, str], ...]]
 
 
-@dataclass(frozen=True, slots=True)
-class Parameter:
+class Parameter(NamedTuple):
     """One Application parameter as plugin.yaml announces it and the CLI accepts it."""
 
     name: str
@@ -107,6 +104,8 @@ def from_app_parameters(raw: str) -> dict[str, Value]:
     """Decode ARGOCD_APP_PARAMETERS: a JSON array of {name, string | array | map}, or `null`."""
     where = "ARGOCD_APP_PARAMETERS"
     try:
+        import json  # only when Argo CD sent parameters
+
         entries = json.loads(raw) if raw.strip() else None
     except ValueError as error:
         raise ParameterError(f"{where} is not valid JSON ({error}); it should be Argo CD's parameter list") from None

@@ -11,11 +11,13 @@ import contextlib
 import os
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    import tempfile
 
 from .errors import HelmError
 
@@ -23,8 +25,7 @@ _STDERR_LIMIT = 2000  # Argo CD shows stderr in its UI; a whole helm trace would
 HELM2_SIGN = "unknown flag: --include-crds"  # how helm 2 answers every argv helm_args builds
 
 
-@dataclass(frozen=True, slots=True)
-class HelmInvocation:
+class HelmInvocation(NamedTuple):
     """What to render and how; everything but the binary and the deadline comes from the parameters."""
 
     chart_dir: Path
@@ -100,12 +101,16 @@ def discard_early() -> None:
 
 def start_helm(helm: str, call: HelmInvocation, timeout: float) -> RunningHelm:
     """Start rendering the chart; `finish()` waits for helm's stdout (so other work can go on meanwhile)."""
+    if not call.values_inline:
+        running = RunningHelm([helm, *helm_args(call)], cwd=call.chart_dir, timeout=timeout, what="helm template")
+        running.key = (helm, call, timeout)
+        return running
+    import tempfile  # only an inline values file needs a scratch folder
+
     scratch = tempfile.TemporaryDirectory(prefix="chartshare-")
     try:
-        inline = None
-        if call.values_inline:
-            inline = Path(scratch.name) / "inline-values.yaml"
-            inline.write_text(call.values_inline, encoding="utf-8")
+        inline = Path(scratch.name) / "inline-values.yaml"
+        inline.write_text(call.values_inline, encoding="utf-8")
         running = RunningHelm(
             [helm, *helm_args(call, inline)], cwd=call.chart_dir, timeout=timeout, what="helm template", scratch=scratch
         )
