@@ -745,6 +745,8 @@ class ScopeTable:
     declared: Mapping[GroupKind, Scope] = field(default_factory=_empty_group_kind_scopes, hash=False)
     declared_any_group: Mapping[str, Scope] = field(default_factory=_empty_kind_scopes, hash=False)
     crds: Mapping[GroupKind, Scope] = field(default_factory=_empty_group_kind_scopes, hash=False)
+    # answers already given: every stage asks for every resource, a render has few distinct kinds
+    _answers: dict[GroupKind, Scope] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -798,6 +800,13 @@ class ScopeTable:
     def of(self, group: str, kind: str) -> Scope:
         """The scope of ``kind`` in API ``group`` (``""`` for the core group)."""
         key = (group, kind)
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answers[key] = self._look_up(key)
+        return answer
+
+    def _look_up(self, key: GroupKind) -> Scope:
+        group, kind = key
         for found in (
             self.declared.get(key),
             self.declared_any_group.get(kind),
