@@ -211,12 +211,15 @@ def fix_references(
     if not renames:
         return {}
     renamed_kinds = {rename.kind for rename in renames}
+    rows = [row for row in rows if row.target[1] in renamed_kinds]
     fixes: dict[int, list[Fix]] = {}
     for resource in emitted:
-        referrer = landing_namespace(resource, scopes, app.namespace)
+        referrer = None
         for row in rows:
-            if row.target[1] not in renamed_kinds or not references.reads(row, resource.group, resource.kind):
+            if not references.reads(row, resource.group, resource.kind):
                 continue
+            if referrer is None:
+                referrer = landing_namespace(resource, scopes, app.namespace)
             for slot in references.name_slots(resource.obj, row, resource.group, resource.kind):
                 target = _target(slot, row, referrer, renames, resource, ownership)
                 if target is None:

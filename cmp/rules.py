@@ -53,20 +53,29 @@ class Match:
 
     def matches(self, resource: Resource, namespace: str | None = None) -> bool:
         """`namespace` is where the object lands (see decide.landing_namespace); default: its metadata."""
-        checks = (
-            (self.group, resource.group),
-            (self.version, resource.version),
-            (self.kind, resource.kind),
-            (self.name, resource.name),
-            (self.namespace, resource.namespace if namespace is None else namespace),
-            (self.template, resource.source),
-        )
-        if any(pattern is not None and not fnmatch.fnmatchcase(value, pattern) for pattern, value in checks):
+        if not (
+            _fits(self.kind, resource.kind)  # the most telling field first: every rule meets every resource
+            and _fits(self.group, resource.group)
+            and _fits(self.version, resource.version)
+            and _fits(self.name, resource.name)
+            and _fits(self.namespace, resource.namespace if namespace is None else namespace)
+            and _fits(self.template, resource.source)
+        ):
             return False
         if not self.labels:
             return True  # reading labels may parse the resource's metadata
         labels = resource.labels
         return all(str(labels.get(key)) == value and key in labels for key, value in self.labels)
+
+
+_GLOB = re.compile(r"[*?\[]")
+
+
+def _fits(pattern: str | None, value: str) -> bool:
+    """A shell-style glob (or a plain string, compared as such) against a field; None matches anything."""
+    if pattern is None or pattern == value:
+        return True
+    return _GLOB.search(pattern) is not None and fnmatch.fnmatchcase(value, pattern)
 
 
 @dataclass(frozen=True, slots=True)
