@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class ResourceId:
+class ResourceId(NamedTuple):
     """What Argo CD tracks an object by: group, kind, namespace and name ("" for none)."""
 
     group: str
@@ -260,8 +259,7 @@ class Action(enum.Enum):
     FAIL = "fail"
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """The verdict on one resource for one app, with the rule and the reason behind it."""
 
     action: Action
@@ -269,7 +267,7 @@ class Decision:
     rule: int | None = None
     protect: bool = False
     rename_to: str | None = None
-    patch: tuple[dict[str, Any], ...] = field(default=())
+    patch: tuple[dict[str, Any], ...] = ()
     owners: tuple[str, ...] = ()  # the owner globs behind the verdict; () when nobody owns the object
 
     @property

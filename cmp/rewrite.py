@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from . import manifests, naming, references, textpatch
@@ -417,7 +417,7 @@ def describe(applied: Applied) -> str | None:
     subject = applied.resource.id
     steps: list[tuple[str, str]] = []  # (the step naming the object, the same step after a first one)
     if applied.renamed_from is not None:
-        old = replace(subject, name=applied.renamed_from)
+        old = subject._replace(name=applied.renamed_from)
         text = f"renamed {old} to {subject.name} ({decision.origin}: {decision.reason})"
         steps.append((text, text))
     elif applied.kept_name:
