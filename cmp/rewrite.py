@@ -210,14 +210,18 @@ def fix_references(
     returns the fixes by resource index."""
     if not renames:
         return {}
-    renamed_kinds = {rename.kind for rename in renames}
-    rows = [row for row in rows if row.target[1] in renamed_kinds]
+    old_names: dict[str, set[str]] = {}  # renamed kind -> the names it had
+    for rename in renames:
+        old_names.setdefault(rename.kind, set()).add(rename.old)
+    rows = [row for row in rows if row.target[1] in old_names]
     fixes: dict[int, list[Fix]] = {}
     for resource in emitted:
         referrer = None
         for row in rows:
             if not references.reads(row, resource.group, resource.kind):
                 continue
+            if surely_lacks(resource, old_names[row.target[1]]):
+                continue  # no old name anywhere in its text: nothing to fix, nothing to parse
             if referrer is None:
                 referrer = landing_namespace(resource, scopes, app.namespace)
             for slot in references.name_slots(resource.obj, row, resource.group, resource.kind):
@@ -453,6 +457,8 @@ def aggregation_notices(emitted: Sequence[Applied]) -> list[str]:
             resource = applied.resource
             if not references.reads(row, resource.group, resource.kind):
                 continue
+            if surely_lacks(resource, {path.split("/")[1] for _, _, path in row.sources}):
+                continue
             found = references.selectors(resource.obj, row, resource.group, resource.kind)
             if not found:
                 continue
@@ -475,6 +481,16 @@ def aggregation_notices(emitted: Sequence[Applied]) -> list[str]:
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
+
+
+def surely_lacks(resource: Resource, words: Iterable[str]) -> bool:
+    """Whether a document not yet parsed surely holds none of the words, read from its text alone: true
+    when its text has no backslash (so no string in it is escaped) and no word has whitespace (at which a
+    folded scalar could break it); then a word that is not in the text is not in the object either."""
+    text = resource.text
+    if resource.parsed or text is None or "\\" in text:
+        return False
+    return not any(word in text or any(char.isspace() for char in word) or not word for word in words)
 
 
 def _rule_label(decision: Decision, ownership: Ownership | None) -> str:

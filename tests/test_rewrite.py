@@ -71,10 +71,28 @@ def test_a_patch_confined_to_metadata_keeps_helm_text_for_the_rest() -> None:
     assert config.metadata_changed and config.text is not None
 
 
-def test_a_patch_outside_metadata_re_serialises_the_document() -> None:
+def test_a_patch_the_text_cannot_take_re_serialises_the_document() -> None:  # `data` is a flow mapping
     out = by_name(run("rules:\n  - match: {kind: ConfigMap}\n    patch: [{op: replace, path: /data/mode, value: x}]\n"))
     assert out["ConfigMap/settings"].text is None
     assert out["ConfigMap/settings"].obj["data"] == {"mode": "x"}
+
+
+def test_a_document_without_a_renamed_name_in_its_text_is_not_parsed_for_references() -> None:
+    stream = STREAM + (
+        "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: other\n"
+        "roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: viewer\n"
+    )
+    out = by_name(run("rules:\n  - match: {kind: ClusterRole}\n    others: rename\n", stream))
+    assert out["ClusterRoleBinding/manager"].obj["roleRef"]["name"] == "team-b-manager"
+    assert not out["ClusterRoleBinding/other"].parsed
+    assert not out["ConfigMap/settings"].parsed
+
+
+def test_a_reference_written_with_escapes_is_still_fixed() -> None:
+    stream = STREAM.replace("name: manager}", 'name: "man\\x61ger"}')
+    assert '"man\\x61ger"' in stream
+    out = by_name(run("rules:\n  - match: {kind: ClusterRole}\n    others: rename\n", stream))
+    assert out["ClusterRoleBinding/manager"].obj["roleRef"]["name"] == "team-b-manager"
 
 
 def test_a_patch_that_changes_nothing_leaves_the_document_untouched() -> None:
