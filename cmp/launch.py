@@ -215,6 +215,20 @@ def _stop(signum: int, frame: object) -> None:
     raise _Stopped
 
 
+def _leave_at_once() -> None:
+    """After a successful generate everything is written and helm is reaped: exit without the interpreter
+    tearing down the render's objects one by one (milliseconds Argo CD waits for on every refresh)."""
+    from .render import discard_early
+
+    discard_early()
+    try:  # run.generate flushed its output already: nothing is left to fail here
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:
+        os._exit(1)
+    os._exit(0)
+
+
 def main() -> None:
     """Console entry point (`chartshare`, `python -m cmp`). SIGTERM unwinds from the start (run.py installs
     its own handler when the command runs), so an early helm never outlives chartshare."""
@@ -230,6 +244,7 @@ def main() -> None:
         from . import run
 
         run.guarded(lambda: run.generate(options))
+        _leave_at_once()
     except _Stopped:
         sys.stderr.write("chartshare: error: stopped by SIGTERM; helm and everything it started were killed\n")
         sys.exit(143)
