@@ -14,15 +14,17 @@ import copy
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import manifests, naming, references, textpatch
+from . import manifests
 from .decide import landing_namespace
 from .errors import RuleError
 from .model import Action, App, Decision, Resource, ResourceId
-from .references import NameReference, Where
 from .rules import PLACEHOLDERS, UNRENAMEABLE, Ownership, ReferenceSpec
 from .scope import Scope, ScopeTable
+
+if TYPE_CHECKING:  # the reference table, name rules and text patches load only when a rule needs them
+    from .references import NameReference, Slot, Where
 
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 PROTECTION = ("Prune=false", "Delete=false")
@@ -97,8 +99,12 @@ def apply(
         renamed_from[resource.index] = rename.old
         renames.append(rename)
 
-    rows = references.NAME_REFERENCES + user_rows(ownership.references if ownership else ())
-    fixes = fix_references([resource for resource, _ in emitted], renames, rows, app, scopes, ownership)
+    fixes: dict[int, list[Fix]] = {}
+    if renames:
+        from .references import NAME_REFERENCES
+
+        rows = NAME_REFERENCES + user_rows(ownership.references if ownership else ())
+        fixes = fix_references([resource for resource, _ in emitted], renames, rows, app, scopes, ownership)
     patched = {resource.index: _patch(resource, decision, ownership) for resource, decision in emitted}
     _refuse_clashes(emitted, renamed_from, patched, app, scopes, ownership)
     return [
@@ -159,6 +165,8 @@ def _rename(
     if has_renamed_form(resource.name, template, values):
         return None
     new = render_name(template, values)
+    from . import naming
+
     problem = naming.rule_for(resource.group, resource.kind).problem(new)
     if problem:
         empty = [f"{{{key}}}" for key in _PLACEHOLDER.findall(template) if not values[key]]
@@ -187,6 +195,8 @@ def _rename(
 
 def user_rows(specs: Iterable[ReferenceSpec]) -> tuple[NameReference, ...]:
     """`references:` entries as table rows; the target's namespace follows its scope."""
+    from .references import NameReference, Where
+
     return tuple(
         NameReference(
             f"references[{position}]",
@@ -210,6 +220,8 @@ def fix_references(
     returns the fixes by resource index."""
     if not renames:
         return {}
+    from . import references
+
     old_names: dict[str, set[str]] = {}  # renamed kind -> the names it had
     for rename in renames:
         old_names.setdefault(rename.kind, set()).add(rename.old)
@@ -235,7 +247,7 @@ def fix_references(
 
 
 def _target(
-    slot: references.Slot,
+    slot: Slot,
     row: NameReference,
     referrer: str,
     renames: Sequence[Renamed],
@@ -261,7 +273,9 @@ def _target(
     return next(iter(found.values()), None)
 
 
-def _expected_namespace(where: Where, slot: references.Slot, referrer: str, rename: Renamed) -> str:
+def _expected_namespace(where: Where, slot: Slot, referrer: str, rename: Renamed) -> str:
+    from .references import Where
+
     if where is Where.CLUSTER:
         return ""
     if where is Where.SIBLING:
@@ -315,6 +329,8 @@ def _patch_text(resource: Resource, operations: Sequence[dict[str, Any]]) -> boo
     text can take; False leaves it to the object path (which also gives every error)."""
     if resource.parsed or resource.text is None or resource.head is None:
         return False
+    from . import textpatch
+
     patched = textpatch.apply(resource.text, operations)
     if patched is None:
         return False
@@ -444,6 +460,10 @@ def aggregation_notices(emitted: Sequence[Applied]) -> list[str]:
     """ClusterRole aggregationRule selectors pick roles by label, so a rename leaves them as they are; say so
     wherever this app renamed a ClusterRole such a selector picks, or renamed the aggregating role itself."""
     notices: list[str] = []
+    if all(applied.renamed_from is None for applied in emitted):
+        return notices
+    from . import references
+
     for row in references.SELECTOR_REFERENCES:
         group, kind = row.target
         renamed_targets = [
