@@ -39,16 +39,24 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import fetch_helm  # noqa: E402
 
-# Runs a console script with runpy and writes its own peak RSS (KB) to a file when it exits.
+# Runs a console script with runpy and writes its own peak RSS (KB) to a file when it exits, also when it
+# leaves through os._exit (as a successful generate does).
 _SELF_RSS = (
-    "import resource, runpy, sys\n"
+    "import os, resource, runpy, sys\n"
     "report = sys.argv.pop(1)\n"
     "sys.argv.pop(0)\n"
+    "def write():\n"
+    "    with open(report, 'w') as file:\n"
+    "        file.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+    "leave = os._exit\n"
+    "def exit_now(code):\n"
+    "    write()\n"
+    "    leave(code)\n"
+    "os._exit = exit_now\n"
     "try:\n"
     "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
     "finally:\n"
-    "    with open(report, 'w') as file:\n"
-    "        file.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+    "    write()\n"
 )
 
 
@@ -245,6 +253,7 @@ def _self_rss(command: Command, out: Path, err: Path) -> int:
     """chartshare's own peak RSS (KB), without helm's: the console script run under a reporting shim."""
     script, *rest = command.argv
     report = out.with_name("self-rss")
+    report.unlink(missing_ok=True)  # never report an earlier run's figure
     with out.open("wb") as stdout, err.open("wb") as stderr:
         subprocess.run(
             [str(Path(script).parent / "python"), "-c", _SELF_RSS, str(report), script, *rest],
