@@ -6,11 +6,12 @@ plain keys (`/spec/template/spec/nodeSelector`), and helm writes documents in bl
 can be found line by line and only it rewritten: the rest of the document keeps helm's bytes.
 
 Only documents the header scan already read as plain (no quote or flow spanning lines, no anchors, aliases
-or tags) come here. Each step goes down through block mappings whose every line is a plain key at one
-indentation; anything else (a sequence index, `move`/`copy`, a key YAML would read as a bool or number, a
-flow or empty value on the way, an operation that would fail) answers None, and the caller applies the
-patch to the parsed object as before, with its exact errors. Property tests hold the result to
-jsonpatch's on the full parse.
+or tags) come here. Each step finds its key with one search at the mapping's indentation, after making
+sure no line there could hide a key from that search (a quoted, complex or merge key) and no line sits
+shallower; anything else (a sequence index, `move`/`copy`, a key YAML would read as a bool or number, a
+flow or empty value on the way, a comment where an entry seems to end, an operation that would fail)
+answers None, and the caller applies the patch to the parsed object as before, with its exact errors.
+Property tests hold the result to jsonpatch's on the full parse.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
 from . import goyaml
-from .manifests import GLUED, KEY_LINE, TOP_LINE, Span, block_entries
+from .manifests import GLUED, KEY_LINE, Span
 
 _OPERATIONS = frozenset({"add", "replace", "remove", "test"})
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
@@ -38,6 +39,8 @@ def apply(text: str, operations: Sequence[dict[str, Any]]) -> str | None:
     glued = GLUED.match(text)
     prefix = text[: glued.end()] if glued else ""
     padded = "\n" + text[len(prefix) :]
+    if _pattern("odd", 0).search(padded) is not None:
+        return None  # entries the operations add at the top level keep this true
     for operation in operations:
         tokens = _tokens(operation)
         if tokens is None:
@@ -54,12 +57,16 @@ def _tokens(operation: dict[str, Any]) -> list[str] | None:
     if operation.get("op") not in _OPERATIONS:
         return None
     path = operation.get("path")
-    if not isinstance(path, str) or not path.startswith("/"):
+    if not isinstance(path, str):
         return None
-    tokens = [token.replace("~1", "/").replace("~0", "~") for token in path[1:].split("/")]
-    if tokens[0] in _RESERVED or not all(_reads_as_string_key(token) for token in tokens):
-        return None
-    return tokens
+    if path not in _PATHS:
+        tokens = [token.replace("~1", "/").replace("~0", "~") for token in path[1:].split("/")]
+        plain = path.startswith("/") and tokens[0] not in _RESERVED and all(map(_reads_as_string_key, tokens))
+        _PATHS[path] = tokens if plain else None
+    return _PATHS[path]
+
+
+_PATHS: dict[str, list[str] | None] = {}  # a rule's paths are read once, not once per document
 
 
 def _reads_as_string_key(token: str) -> bool:
@@ -68,35 +75,43 @@ def _reads_as_string_key(token: str) -> bool:
     return not any(pattern.match(token) for _, pattern in goyaml.GoResolver.yaml_implicit_resolvers.get(token[0], ()))
 
 
+class _Unsure(Exception):
+    """The text cannot be read for sure here: the object path takes the patch."""
+
+
+class _Block(NamedTuple):
+    """The lines of a block mapping: padded[start:end] (`start` is the newline before its first line), its
+    entries at `indent`."""
+
+    start: int
+    end: int
+    indent: int
+
+
 def _apply_one(padded: str, op: str, tokens: list[str], value: Any) -> str | None:
-    entries = _top_level(padded)
-    indent = 0
-    parent_end = len(padded)
-    for token in tokens[:-1]:
-        if entries is None or token not in entries:
-            return None
-        span = entries[token]
-        found = _mapping_under(padded, span, indent)
-        if found is None:
-            return None
-        entries, indent = found
-        parent_end = span[1]
-    if entries is None:
+    try:
+        block = _Block(0, len(padded), 0)
+        for token in tokens[:-1]:
+            span = _entry(padded, block, token)
+            if span is None:
+                return None  # a missing parent: jsonpatch's own error says so
+            block = _inner(padded, span, block.indent)
+        existing = _entry(padded, block, tokens[-1])
+    except _Unsure:
         return None
-    existing = entries.get(tokens[-1])
     if op == "remove":
-        if existing is None or len(entries) == 1:
+        if existing is None or not _has_other_entries(padded, block, existing):
             return None  # nothing to remove, or a mapping left empty (an empty document reads as null)
         return padded[: existing[0]] + padded[existing[1] :]
     if op != "add" and existing is None:
         return None  # replace and test need the entry: jsonpatch's own error says so
-    entry = _entry_text(tokens[-1], value, indent)
+    entry = _entry_text(tokens[-1], value, block.indent)
     if entry is None:
         return None
     if existing is not None:
         if padded[existing[0] : existing[1]] == entry:
             return padded
-        old = _value_of(padded, existing, indent)
+        old = _value_of(padded, existing, block.indent)
         if old is _BROKEN:
             return None
         if _same(old, value):
@@ -104,47 +119,86 @@ def _apply_one(padded: str, op: str, tokens: list[str], value: Any) -> str | Non
         if op == "test":
             return None
         return padded[: existing[0]] + entry + padded[existing[1] :]
-    if parent_end == len(padded) and not padded.endswith("\n"):
+    if block.end == len(padded) and not padded.endswith("\n"):
         return None  # a newline after the last line could change it (a block scalar's last line break)
-    return padded[:parent_end] + entry + padded[parent_end:]
+    return padded[: block.end] + entry + padded[block.end :]
 
 
-def _top_level(padded: str) -> dict[str, Span] | None:
-    """Every top-level entry's span; None when a column-0 line is not a plain key or a key repeats."""
-    entries: dict[str, Span] = {}
-    current: str | None = None
-    open_value = False
-    for found in TOP_LINE.finditer(padded):
-        if found.group("other") is not None:
-            return None
-        if found.group("dash") is not None:
-            if not open_value:
-                return None
-            continue
-        if current is not None:
-            entries[current] = (entries[current][0], found.start() + 1)
-        current = found.group("key")
-        if current in entries:
-            return None
-        entries[current] = (found.start() + 1, len(padded))
-        open_value = not found.group("value")
-    return entries
+_KEY = r"[A-Za-z_][A-Za-z0-9_./-]*[ \t]*:(?:[ \t]|(?=\n)|\Z)"
+_ITEM = r"-(?:[ \t]|(?=\n)|\Z)"
+_PATTERNS: dict[tuple[str, int, str], re.Pattern[str]] = {}
 
 
-def _mapping_under(padded: str, span: Span, indent: int) -> tuple[dict[str, Span], int] | None:
-    """The entries of the non-empty block mapping an entry holds, and their indentation."""
+def _pattern(name: str, indent: int, key: str = "") -> re.Pattern[str]:
+    """The line patterns a walk uses, compiled once per indentation (and key)."""
+    found = _PATTERNS.get((name, indent, key))
+    if found is None:
+        at = f"\\n[ ]{{{indent}}}"
+        source = {
+            # the entry of `key` at this indentation
+            "key": at + re.escape(key) + r"[ \t]*:(?:[ \t]|(?=\n)|\Z)",
+            # any entry at this indentation
+            "any key": at + _KEY,
+            # a line at this indentation that may hide a key from the plain-key search: a quoted, complex
+            # or merge key, a flow, a tag, an anchor or alias (the scan refused most of these already)
+            "odd": at + r"[\"'?<{\[!&*|>%@`]",
+            # inside a block: a line less indented than its entries, or an odd line at their indentation
+            "stray": rf"\n(?:[ ]{{0,{indent - 1}}}[^ \n]|[ ]{{{indent}}}[\"'?<{{\[!&*|>%@`])",
+            # where an entry at this indentation ends: the next line as little or less indented, other than
+            # an item of its own indentless sequence
+            "end": rf"\n(?=[ ]{{0,{indent}}}[^ \n])(?![ ]{{{indent}}}{_ITEM})",
+        }[name]
+        found = _PATTERNS[(name, indent, key)] = re.compile(source)
+    return found
+
+
+def _entry(padded: str, block: _Block, key: str) -> Span | None:
+    """The span of `key`'s entry in the block (from its line to the next entry's), or None when absent."""
+    pattern = _pattern("key", block.indent, key)
+    found = pattern.search(padded, block.start, block.end)
+    if found is None:
+        return None
+    if pattern.search(padded, found.end(), block.end) is not None:
+        raise _Unsure  # the key twice
+    following = _pattern("end", block.indent).search(padded, found.end(), block.end)
+    if following is None:
+        return found.start() + 1, block.end
+    if padded.startswith("#", following.start() + 1 + block.indent):
+        raise _Unsure  # a comment where the entry seems to end: its value might go on below it
+    return found.start() + 1, following.start() + 1
+
+
+def _inner(padded: str, span: Span, indent: int) -> _Block:
+    """The non-empty block mapping an entry holds."""
     start, end = span
     line_end = padded.find("\n", start, end)
     line_end = end if line_end < 0 else line_end
     key_line = KEY_LINE.match(padded, start + indent, line_end)
     if key_line is None or key_line.group("value"):
-        return None  # a value on the key's line: a scalar, a flow, a comment
-    found = block_entries(padded, line_end, end)
-    if found is None or not found[0]:
-        return None
-    children, child_indent = found
-    entries = dict(children)
-    return (entries, child_indent) if len(entries) == len(children) else None
+        raise _Unsure  # a value on the key's line: a scalar, a flow, a comment
+    first = _FIRST_LINE.match(padded, line_end, end)
+    if first is None:
+        raise _Unsure  # an empty (null) value
+    inner = len(first.group(1))
+    if (
+        inner <= indent
+        or KEY_LINE.match(padded, first.end(), end) is None  # a sequence, a comment, a complex key...
+        or _pattern("stray", inner).search(padded, line_end, end) is not None
+    ):
+        raise _Unsure
+    return _Block(line_end, end, inner)
+
+
+_FIRST_LINE = re.compile(r"(?:\n[ ]*(?=\n))*\n([ ]+)(?=[^ \n])")
+
+
+def _has_other_entries(padded: str, block: _Block, span: Span) -> bool:
+    """Whether the block holds an entry besides the one at `span`."""
+    any_key = _pattern("any key", block.indent)
+    return (
+        any_key.search(padded, block.start, span[0] - 1) is not None
+        or any_key.search(padded, span[1] - 1, block.end) is not None
+    )
 
 
 _BROKEN = object()

@@ -220,3 +220,18 @@ def test_rename_then_patch_keeps_both_edits_and_helms_bytes_elsewhere() -> None:
     obj = goyaml.load(out)
     assert obj["metadata"]["name"] == "other-web"
     assert obj["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "other"}
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['  "replicas": 1', "  'replicas': 1", "  ? replicas\n  : 1", "  <<: {replicas: 1}", "  {replicas: 1}: x"],
+)
+def test_a_key_the_plain_search_could_miss_sends_the_patch_to_the_object(line: str) -> None:
+    text = f"apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  other: 2\n{line}\n"
+    assert textpatch.apply(text, [{"op": "add", "path": "/spec/replicas", "value": 3}]) is None
+
+
+def test_a_comment_where_an_entry_seems_to_end_sends_the_patch_to_the_object() -> None:
+    text = "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  a:\n    x: 1\n  # note\n    z: 2\n  b: 3\n"
+    assert goyaml.load(text)["spec"]["a"] == {"x": 1, "z": 2}
+    assert textpatch.apply(text, [{"op": "replace", "path": "/spec/a", "value": 0}]) is None
