@@ -290,7 +290,7 @@ _LATER_TOP_PROBLEM = re.compile(
     r"|(?![ \n#]|-(?:[ \t\n]|\Z)|\Z|[A-Za-z_][A-Za-z0-9_./-]*+[ \t]*+:(?:[ \t\n]|\Z)))"
 )
 # Lines of a top-level entry: a key, a `- ` item of an indentless sequence, or anything else (unsure).
-TOP_LINE = re.compile(
+_TOP = re.compile(
     r"\n(?:(?P<key>[A-Za-z_][A-Za-z0-9_./-]*)[ \t]*:(?:[ \t]+(?P<value>[^\n]*?))?[ \t]*(?=\n|\Z)"
     r"|(?P<dash>-)(?=[ \t\n]|\Z)|(?P<other>[^ \n#]))"
 )
@@ -545,7 +545,7 @@ def _top_entries(padded: str) -> dict[str, Span] | None:
     current_start = 0
     open_value = False  # the last key has no value on its line, so `- ` items may follow at column 0
     seen_key = False
-    for found in TOP_LINE.finditer(padded):
+    for found in _TOP.finditer(padded):
         if found.group("other") is not None:
             return None
         if found.group("dash") is not None:
@@ -614,7 +614,7 @@ def _block_children(padded: str, span: Span) -> tuple[list[tuple[str, Span]], in
     key_line = KEY_LINE.match(padded, start, line_end)
     if key_line is None or key_line.group("value"):
         return None
-    return block_entries(padded, line_end, end)
+    return _children(padded, line_end, end)
 
 
 _FIRST_CHILD = re.compile(r"(?:\n[ ]*(?=\n))*\n([ ]+)(?=[^ \n])")
@@ -622,7 +622,7 @@ _CHILD_LINE: dict[int, re.Pattern[str]] = {}
 _SHALLOW_LINE: dict[int, re.Pattern[str]] = {}
 
 
-def block_entries(padded: str, start: int, end: int) -> tuple[list[tuple[str, Span]], int] | None:
+def _children(padded: str, start: int, end: int) -> tuple[list[tuple[str, Span]], int] | None:
     """(key, span) of each entry of the block mapping whose lines fill padded[start:end] (`start` is the
     newline before the first), and their indentation; None when some line is not a plain key at the
     mapping's indentation, or is less indented, or is a comment at that depth."""
