@@ -236,7 +236,7 @@ def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, 
         kinds = (ownership.cluster_scoped_kinds, ownership.namespaced_kinds) if ownership else ((), ())
         values = config.values_files
         if job.raw:  # the chart chartshare.yaml names, rendered without its rules
-            stream = render.run_helm(config.helm, pipeline.invocation(config, chart), config.timeout)
+            stream = render.run_helm(config.helm, render.invocation(config, chart), config.timeout)
             emitted = manifests.parse(stream)
         else:
             outcome = pipeline.generate(config)

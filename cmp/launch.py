@@ -189,20 +189,7 @@ def start_early(options: GenerateOptions, env: Mapping[str, str]) -> None:
             chart = resolve_path(entry, config.config_path.parent, config.repo_root, "chart")
         if not (chart / "Chart.yaml").is_file():
             return
-        call = render.HelmInvocation(
-            chart_dir=chart,
-            release=config.release,
-            namespace=config.namespace,
-            values_files=config.values_files,
-            values_inline=config.values_inline,
-            set_values=config.set_values,
-            set_strings=config.set_strings,
-            include_crds=config.include_crds,
-            skip_tests=config.skip_tests,
-            kube_version=config.kube_version,
-            api_versions=config.api_versions,
-        )
-        render.start_early(config.helm, call, config.timeout)
+        render.start_early(config.helm, render.invocation(config, chart), config.timeout)
     except Exception:  # the CLI meets the same problem again and reports it
         return
 

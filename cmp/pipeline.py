@@ -114,29 +114,13 @@ def chart_dir(config: Config, ownership: Ownership | None) -> Path:
     return chart
 
 
-def invocation(config: Config, chart: Path) -> render.HelmInvocation:
-    return render.HelmInvocation(
-        chart_dir=chart,
-        release=config.release,
-        namespace=config.namespace,
-        values_files=config.values_files,
-        values_inline=config.values_inline,
-        set_values=config.set_values,
-        set_strings=config.set_strings,
-        include_crds=config.include_crds,
-        skip_tests=config.skip_tests,
-        kube_version=config.kube_version,
-        api_versions=config.api_versions,
-    )
-
-
 def generate(config: Config) -> Outcome:
     """Render the app's chart and apply its ownership rules."""
     ownership = load_ownership(config)
     chart = chart_dir(config, ownership)
     if ownership is None and not (chart / "Chart.yaml").is_file():
         raise ConfigError(f"{chart} holds neither chartshare.yaml nor Chart.yaml; point the app at a chart")
-    stream = render.run_helm(config.helm, invocation(config, chart), config.timeout)
+    stream = render.run_helm(config.helm, render.invocation(config, chart), config.timeout)
     return process(manifests.parse(stream), ownership, App(config.app_name, config.release, config.namespace))
 
 

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     import tempfile
 
+    from .config import Config
+
 from .errors import HelmError
 
 _STDERR_LIMIT = 2000  # Argo CD shows stderr in its UI; a whole helm trace would bury the cause
@@ -39,6 +41,23 @@ class HelmInvocation(NamedTuple):
     skip_tests: bool = False
     kube_version: str = ""
     api_versions: tuple[str, ...] = ()
+
+
+def invocation(config: Config, chart: Path) -> HelmInvocation:
+    """What a generate run's configuration asks helm to render from `chart`."""
+    return HelmInvocation(
+        chart_dir=chart,
+        release=config.release,
+        namespace=config.namespace,
+        values_files=config.values_files,
+        values_inline=config.values_inline,
+        set_values=config.set_values,
+        set_strings=config.set_strings,
+        include_crds=config.include_crds,
+        skip_tests=config.skip_tests,
+        kube_version=config.kube_version,
+        api_versions=config.api_versions,
+    )
 
 
 def helm_args(call: HelmInvocation, inline_values_file: Path | None = None) -> list[str]:
