@@ -27,6 +27,14 @@ app = typer.Typer(
 )
 
 
+# Arguments and options several commands share, declared once so their names and help stay alike.
+AppDir = Annotated[Path, typer.Argument(help="The Application's source path.")]
+ConfigFile = Annotated[Optional[str], typer.Option("--config", help="Ownership file (default chartshare.yaml).")]
+AppName = Annotated[Optional[str], typer.Option("--app", help="Application name (default $ARGOCD_APP_NAME).")]
+HelmBinary = Annotated[Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")]
+RepoRoot = Annotated[Optional[Path], typer.Option("--repo-root", help="Repository root (default: derived).")]
+
+
 class OutputFormat(enum.StrEnum):
     yaml = "yaml"
     json = "json"
@@ -49,7 +57,7 @@ def _main(
 
 @app.command()
 def generate(
-    app_dir: Annotated[Path, typer.Argument(help="The Application's source path.")] = Path("."),
+    app_dir: AppDir = Path("."),
     release_name: Annotated[Optional[str], typer.Option("--release-name", help="helm release name.")] = None,
     namespace: Annotated[Optional[str], typer.Option("--namespace", "-n", help="helm --namespace.")] = None,
     values: Annotated[
@@ -68,20 +76,14 @@ def generate(
     api_versions: Annotated[
         Optional[list[str]], typer.Option("--api-versions", help="helm --api-versions entry (repeatable).")
     ] = None,
-    config: Annotated[Optional[str], typer.Option("--config", help="Ownership file (default chartshare.yaml).")] = None,
-    app_name: Annotated[
-        Optional[str], typer.Option("--app", help="Application name (default $ARGOCD_APP_NAME).")
-    ] = None,
-    helm: Annotated[
-        Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")
-    ] = None,
+    config: ConfigFile = None,
+    app_name: AppName = None,
+    helm: HelmBinary = None,
     timeout: Annotated[
         Optional[float], typer.Option("--timeout", min=1, help="Seconds helm may take (default 45).")
     ] = None,
     output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")] = OutputFormat.yaml,
-    repo_root: Annotated[
-        Optional[Path], typer.Option("--repo-root", help="Repository root (default: derived).")
-    ] = None,
+    repo_root: RepoRoot = None,
 ) -> None:
     """Render the chart and print the manifests this Application owns (Argo CD's generate step)."""
     from .launch import GenerateOptions
@@ -111,17 +113,13 @@ def generate(
 
 @app.command("init")
 def init_(
-    app_dir: Annotated[Path, typer.Argument(help="The Application's source path.")] = Path("."),
-    config: Annotated[Optional[str], typer.Option("--config", help="Ownership file (default chartshare.yaml).")] = None,
-    helm: Annotated[
-        Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")
-    ] = None,
+    app_dir: AppDir = Path("."),
+    config: ConfigFile = None,
+    helm: HelmBinary = None,
     timeout: Annotated[
         Optional[float], typer.Option("--timeout", min=1, help="Seconds init may take in all (default 30).")
     ] = None,
-    repo_root: Annotated[
-        Optional[Path], typer.Option("--repo-root", help="Repository root (default: derived).")
-    ] = None,
+    repo_root: RepoRoot = None,
 ) -> None:
     """Make the chart's dependencies present (Argo CD's init step): vendored charts/ as they are, file://
     packaged offline, HTTP(S) and OCI repositories with $CHARTSHARE_REPOSITORIES credentials and a cache."""
@@ -133,16 +131,10 @@ def init_(
 
 @app.command()
 def parameters(
-    app_dir: Annotated[Path, typer.Argument(help="The Application's source path.")] = Path("."),
-    app_name: Annotated[
-        Optional[str], typer.Option("--app", help="Application name (default $ARGOCD_APP_NAME).")
-    ] = None,
-    helm: Annotated[
-        Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")
-    ] = None,
-    repo_root: Annotated[
-        Optional[Path], typer.Option("--repo-root", help="Repository root (default: derived).")
-    ] = None,
+    app_dir: AppDir = Path("."),
+    app_name: AppName = None,
+    helm: HelmBinary = None,
+    repo_root: RepoRoot = None,
 ) -> None:
     """Print the dynamic parameter announcement (JSON) for Argo CD's Parameters tab: the chart's values,
     the value files found beside it, and what the ownership rules decide for this app."""
@@ -182,9 +174,7 @@ def check(
     control_plane_namespace: Annotated[
         str, typer.Option("--control-plane-namespace", help="Argo CD's own namespace.")
     ] = "argocd",
-    helm: Annotated[
-        Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")
-    ] = None,
+    helm: HelmBinary = None,
     jobs: Annotated[
         Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel renders (default: the CPUs).")
     ] = None,
