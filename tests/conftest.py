@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +81,23 @@ def process_gone(pid: int, within: float = 2.0) -> bool:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
+
+
+def named_objects(resource: Any, referrer: str) -> list[tuple[tuple[str, str, str, str], str]]:
+    """Every object the built-in reference table says `resource` names, as (group, kind, namespace, name),
+    with the field's pointer; `referrer` is the namespace `resource` lands in. The tests' own reading of
+    each row's `where`, kept apart from the rewrite's."""
+    from cmp.references import NAME_REFERENCES, Where, name_slots
+
+    found = []
+    for row in NAME_REFERENCES:
+        group, kind = row.target
+        assert group is not None
+        for slot in name_slots(resource.obj, row, resource.group, resource.kind):
+            namespace = {
+                Where.CLUSTER: "",
+                Where.SAME: referrer,
+                Where.SIBLING: slot.sibling_namespace or referrer,
+            }[row.where]
+            found.append(((group, kind, namespace, slot.name), slot.pointer))
+    return found

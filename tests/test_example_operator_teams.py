@@ -18,9 +18,8 @@ import pytest
 
 from cmp import manifests, naming
 from cmp.model import Resource
-from cmp.references import NAME_REFERENCES, Where, name_slots
 from cmp.scope import Scope, ScopeTable
-from conftest import ROOT, helm_template, run_cli
+from conftest import ROOT, helm_template, named_objects, run_cli
 
 EXAMPLE = ROOT / "examples" / "operator-teams"
 TEAMS = ("team-a", "team-b", "team-c")
@@ -146,18 +145,9 @@ def test_every_reference_resolves_within_the_teams_output(team: str, helm: str) 
     present = {_identity(r, team) for r in resources}
     checked = 0
     for resource in resources:
-        referrer = _landing(resource, team)
-        for row in NAME_REFERENCES:
-            group, kind = row.target
-            assert group is not None
-            for slot in name_slots(resource.obj, row, resource.group, resource.kind):
-                namespace = {
-                    Where.CLUSTER: "",
-                    Where.SAME: referrer,
-                    Where.SIBLING: slot.sibling_namespace or referrer,
-                }[row.where]
-                assert (group, kind, namespace, slot.name) in present, f"{resource.id} {slot.pointer} dangles"
-                checked += 1
+        for target, pointer in named_objects(resource, _landing(resource, team)):
+            assert target in present, f"{resource.id} {pointer} dangles"
+            checked += 1
     assert checked >= 7  # roleRefs, subjects, priorityClassName, serviceAccountName, webhook service
     deployment = next(r for r in resources if r.kind == "Deployment")
     env = deployment.obj["spec"]["template"]["spec"]["containers"][0]["env"]

@@ -19,8 +19,8 @@ from cmp import goyaml, manifests, pipeline, rules
 from cmp.decide import landing_namespace, matching_rule
 from cmp.errors import RuleError
 from cmp.model import App, Resource
-from cmp.references import NAME_REFERENCES, Where, name_slots
 from cmp.scope import ScopeTable
+from conftest import named_objects
 
 APP = App("team-b", "team-b", "team-b")
 NAMES = st.sampled_from(["reader", "writer", "team-b-reader", "high", "app", "team-b-app", "cfg", "cfg-team-b"])
@@ -129,19 +129,7 @@ def _identity(resource: Resource) -> tuple[str, str, str, str]:
 
 def _references(resource: Resource) -> list[tuple[str, str, str, str]]:
     """Every (group, kind, namespace, name) the reference table says `resource` names."""
-    found = []
-    referrer = landing_namespace(resource, SCOPES, APP.namespace)
-    for row in NAME_REFERENCES:
-        group, kind = row.target
-        assert group is not None
-        for slot in name_slots(resource.obj, row, resource.group, resource.kind):
-            namespace = {
-                Where.CLUSTER: "",
-                Where.SAME: referrer,
-                Where.SIBLING: slot.sibling_namespace or referrer,
-            }[row.where]
-            found.append((group, kind, namespace, slot.name))
-    return found
+    return [target for target, _ in named_objects(resource, landing_namespace(resource, SCOPES, APP.namespace))]
 
 
 @PROPERTY
