@@ -101,3 +101,22 @@ def named_objects(resource: Any, referrer: str) -> list[tuple[tuple[str, str, st
             }[row.where]
             found.append(((group, kind, namespace, slot.name), slot.pointer))
     return found
+
+
+def make_source(**fields: Any) -> Any:
+    """An Application source as applications.py reads one: a Git path source unless `fields` say otherwise."""
+    from cmp.applications import Source
+
+    values: dict[str, Any] = {
+        "label": "source",
+        "repo_url": "https://git.example.com/r.git",
+        "path": "app",
+        "chart": None,
+        "target_revision": "main",
+        "ref": None,
+        "types": (),
+        "helm": {},
+        "plugin": {},
+    }
+    values.update(fields)
+    return Source(**values)

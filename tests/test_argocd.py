@@ -10,26 +10,11 @@ import pytest
 from cmp import argocd, render
 from cmp.applications import Application, Source
 from cmp.errors import ParameterError, PathError
-
-
-def _source(**fields: object) -> Source:
-    values: dict[str, object] = {
-        "label": "source",
-        "repo_url": "https://git.example.com/r.git",
-        "path": "app",
-        "chart": None,
-        "target_revision": "main",
-        "ref": None,
-        "types": (),
-        "helm": {},
-        "plugin": {},
-    }
-    values.update(fields)
-    return Source(**values)  # type: ignore[arg-type]
+from conftest import make_source
 
 
 def _app(*sources: Source, name: str = "team_web") -> Application:
-    return Application(name, "apps.yaml: Application web", "default", "https://k", "web", sources or (_source(),))
+    return Application(name, "apps.yaml: Application web", "default", "https://k", "web", sources or (make_source(),))
 
 
 def test_envsubst_follows_gos_os_expand() -> None:
@@ -45,7 +30,7 @@ def test_set_values_escape_commas_as_argo_cd_does(value: str, escaped: str) -> N
 
 
 def test_the_plugin_sees_parameters_as_json_and_env_with_variables_substituted() -> None:
-    source = _source(
+    source = make_source(
         types=("plugin",),
         plugin={
             "name": "chartshare-v1",
@@ -62,7 +47,7 @@ def test_the_plugin_sees_parameters_as_json_and_env_with_variables_substituted()
 
 
 def test_a_plugin_without_parameters_sends_the_literal_null() -> None:
-    source = _source(types=("plugin",), plugin={})
+    source = make_source(types=("plugin",), plugin={})
     assert argocd.plugin_env(_app(source), source)["ARGOCD_APP_PARAMETERS"] == "null"
 
 
@@ -87,7 +72,7 @@ def test_helm_fields_map_onto_helm_template_flags(tmp_path: Path) -> None:
         "kubeVersion": "1.31.0",
         "apiVersions": ["example.io/v1"],
     }
-    source = _source(types=("helm",), helm=helm)
+    source = make_source(types=("helm",), helm=helm)
     call = argocd.helm_invocation(_app(source), source, (tmp_path / "app").resolve(), tmp_path.resolve())
     assert render.helm_args(call) == [
         "template",
@@ -108,7 +93,7 @@ def test_helm_fields_map_onto_helm_template_flags(tmp_path: Path) -> None:
 
 
 def test_without_a_helm_block_the_release_is_the_app_name_and_the_namespace_the_destination(tmp_path: Path) -> None:
-    source = _source()
+    source = make_source()
     call = argocd.helm_invocation(_app(source), source, tmp_path.resolve(), tmp_path.resolve())
     assert (call.release, call.namespace, call.include_crds) == ("web", "web", True)
 
@@ -116,11 +101,11 @@ def test_without_a_helm_block_the_release_is_the_app_name_and_the_namespace_the_
 def test_a_ref_value_file_is_read_from_the_repository(tmp_path: Path) -> None:
     (tmp_path / "envs").mkdir()
     (tmp_path / "envs" / "prod.yaml").write_text("x: 1\n")
-    source = _source(types=("helm",), helm={"valueFiles": ["$config/envs/prod.yaml"]})
-    app = _app(source, _source(label="sources[1]", path=None, ref="config"))
+    source = make_source(types=("helm",), helm={"valueFiles": ["$config/envs/prod.yaml"]})
+    app = _app(source, make_source(label="sources[1]", path=None, ref="config"))
     call = argocd.helm_invocation(app, source, tmp_path.resolve(), tmp_path.resolve())
     assert call.values_files == ((tmp_path / "envs" / "prod.yaml").resolve(),)
-    unknown = _source(types=("helm",), helm={"valueFiles": ["$nope/envs/prod.yaml"]})
+    unknown = make_source(types=("helm",), helm={"valueFiles": ["$nope/envs/prod.yaml"]})
     with pytest.raises(PathError, match="no source has `ref: nope`"):
         argocd.helm_invocation(_app(unknown), unknown, tmp_path.resolve(), tmp_path.resolve())
 
@@ -135,6 +120,6 @@ def test_a_ref_value_file_is_read_from_the_repository(tmp_path: Path) -> None:
     ],
 )
 def test_bad_helm_fields_are_named(tmp_path: Path, helm: dict[str, object], message: str) -> None:
-    source = _source(types=("helm",), helm=helm)
+    source = make_source(types=("helm",), helm=helm)
     with pytest.raises(ParameterError, match=message):
         argocd.helm_invocation(_app(source), source, tmp_path.resolve(), tmp_path.resolve())

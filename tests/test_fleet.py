@@ -17,25 +17,14 @@ from cmp import applications, fleet
 from cmp.applications import Application, Skip, Source
 from cmp.fleet import Claim, Job, Rendered
 from cmp.report import progress_wanted
-from conftest import ROOT, TESTS
+from conftest import ROOT, TESTS, make_source
 
 SOURCES = TESTS / "cases" / "check" / "sources"
 
 
 def _source(**fields: Any) -> Source:
-    values: dict[str, Any] = {
-        "label": "source",
-        "repo_url": "https://git.example.com/r.git",
-        "path": "apps/with-config",
-        "chart": None,
-        "target_revision": "main",
-        "ref": None,
-        "types": (),
-        "helm": {},
-        "plugin": {},
-    }
-    values.update(fields)
-    return Source(**values)
+    source: Source = make_source(**{"path": "apps/with-config", **fields})
+    return source
 
 
 def _app(name: str, cluster: str = "https://k", namespace: str = "ns", *sources: Source) -> Application:
