@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .rules import pointer_parts
 from .scope import GroupKind
 
 
@@ -263,11 +264,6 @@ class Slot:
     pointer: str  # concrete JSON Pointer, e.g. /subjects/1/name
     name: str
     sibling_namespace: str | None  # the `namespace` beside the name, if any
-
-
-def pointer_parts(path: str) -> list[str]:
-    """`/a/b~1c/*` -> [`a`, `b/c`, `*`] (JSON Pointer unescaping; `*` stays a wildcard)."""
-    return [part.replace("~1", "/").replace("~0", "~") for part in path.split("/")[1:]]
 
 
 def _escape(part: str) -> str:

@@ -20,7 +20,7 @@ from . import manifests
 from .decide import landing_namespace
 from .errors import RuleError
 from .model import Action, App, Decision, Resource, ResourceId
-from .rules import PLACEHOLDERS, UNRENAMEABLE, Ownership, ReferenceSpec
+from .rules import PLACEHOLDERS, UNRENAMEABLE, Ownership, ReferenceSpec, pointer_parts
 from .scope import Scope, ScopeTable
 
 if TYPE_CHECKING:  # the reference table, name rules and text patches load only when a rule needs them
@@ -477,7 +477,7 @@ def aggregation_notices(emitted: Sequence[Applied]) -> list[str]:
             resource = applied.resource
             if not references.reads(row, resource.group, resource.kind):
                 continue
-            if surely_lacks(resource, {path.split("/")[1] for _, _, path in row.sources}):
+            if surely_lacks(resource, {pointer_parts(path)[0] for _, _, path in row.sources}):
                 continue
             found = references.selectors(resource.obj, row, resource.group, resource.kind)
             if not found:

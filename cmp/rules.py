@@ -438,6 +438,11 @@ def _patch(reader: _Reader, node: yaml.Node, where: str) -> dict[str, Any]:
     return operation
 
 
+def pointer_parts(path: str) -> list[str]:
+    """`/a/b~1c/*` -> [`a`, `b/c`, `*`] (JSON Pointer unescaping; `*` stays a wildcard in reference paths)."""
+    return [part.replace("~1", "/").replace("~0", "~") for part in path.split("/")[1:]]
+
+
 def _pointer(reader: _Reader, node: yaml.Node, where: str) -> str:
     value = reader.string(node, where)
     if value and not value.startswith("/"):

@@ -25,6 +25,7 @@ import yaml
 
 from . import goyaml
 from .manifests import GLUED, KEY_LINE, Span
+from .rules import pointer_parts
 
 _OPERATIONS = frozenset({"add", "replace", "remove", "test"})
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
@@ -60,7 +61,7 @@ def _tokens(operation: dict[str, Any]) -> list[str] | None:
     if not isinstance(path, str):
         return None
     if path not in _PATHS:
-        tokens = [token.replace("~1", "/").replace("~0", "~") for token in path[1:].split("/")]
+        tokens = pointer_parts(path)
         plain = path.startswith("/") and tokens[0] not in _RESERVED and all(map(_reads_as_string_key, tokens))
         _PATHS[path] = tokens if plain else None
     return _PATHS[path]
