@@ -224,6 +224,11 @@ def _block_safe(data: str) -> bool:
 GoDumper.add_representer(str, _represent_str)
 
 
+def reads_as_string(plain: str) -> bool:
+    """Whether a non-empty plain scalar is a string to go-yaml, not a bool, null, number or merge key."""
+    return not any(pattern.match(plain) for _, pattern in GoResolver.yaml_implicit_resolvers.get(plain[0], ()))
+
+
 def load(text: str) -> Any:
     """Parse one YAML document as Kubernetes would, refusing the alias bombs and self-containing anchors
     go-yaml refuses (PyYAML shares an aliased value, but JSON output and every walk over it expand it)."""

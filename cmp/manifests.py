@@ -600,10 +600,7 @@ def _scalar(value: str | None) -> Any:
     if plain is None:
         quoted = found.group("double") if found.group("double") is not None else found.group("single")
         return quoted if quoted.isprintable() else _UNSURE  # a tab, a control character: the parser decides
-    for _, pattern in goyaml.GoResolver.yaml_implicit_resolvers.get(plain[0], ()):
-        if pattern.match(plain):
-            return _UNSURE  # a bool, number, null...: left to the parser
-    return plain
+    return plain if goyaml.reads_as_string(plain) else _UNSURE  # a bool, number, null...: the parser decides
 
 
 def _block_children(padded: str, span: Span) -> tuple[list[tuple[str, Span]], int] | None:

@@ -71,9 +71,7 @@ _PATHS: dict[str, list[str] | None] = {}  # a rule's paths are read once, not on
 
 
 def _reads_as_string_key(token: str) -> bool:
-    if _PLAIN_KEY.fullmatch(token) is None:
-        return False
-    return not any(pattern.match(token) for _, pattern in goyaml.GoResolver.yaml_implicit_resolvers.get(token[0], ()))
+    return _PLAIN_KEY.fullmatch(token) is not None and goyaml.reads_as_string(token)
 
 
 class _Unsure(Exception):
