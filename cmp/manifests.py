@@ -343,15 +343,18 @@ def _scan(text: str, plain: bool) -> tuple[Head, dict[str, Any] | None] | None:
         if not _structure_is_plain_precisely(padded):
             return None
     fast = _FAST_HEAD.match(text)
-    if fast is not None and text.endswith("\n") and _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
+    if fast is not None and text.endswith("\n"):
         api_version, kind, name, namespace = map(_string, fast.group("api", "kind", "name", "namespace"))
         if _UNSURE not in (api_version, kind, name, namespace):
             head = Head(api_version, kind, name, namespace, None, (fast.start("metadata"), fast.end()))
             if kind != "CustomResourceDefinition":
-                return head, None
-            spans = _spec_spans(padded or "\n" + text, fast.end())
-            with_spec = None if spans is None else _with_crd_spec(head, padded or "\n" + text, spans)
-            return None if with_spec is None else (with_spec, None)
+                if _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
+                    return head, None
+            else:
+                padded = padded or "\n" + text
+                spec = _crd_rest(padded, fast.end())
+                if spec is not _UNSURE:
+                    return (head if spec is _ABSENT else head._replace(spec=spec)), None
     return _scan_entries(padded or "\n" + text)
 
 
@@ -379,21 +382,80 @@ def _scan_entries(padded: str) -> tuple[Head, dict[str, Any] | None] | None:
     return None if head is None else (head, metadata)
 
 
-_SPEC_LINE = re.compile(r"\nspec[ \t]*:")
-_NEXT_TOP_KEY = re.compile(r"\n(?=[^ \n#-]|-[^ \t\n])")
+# A CRD is mostly schema, so what follows its metadata is read in one pass that looks only at lines at
+# column 0 (top-level keys) and, inside `spec`, at two spaces (its entries), the way generators write CRDs:
+_INDENTED = re.compile(r"(?:\n(?:[ ][^\n]*+|[ ]*+(?=\n|\Z)))*+")  # runs of lines skipped at the top level
+_DEEPER_THAN_TWO = re.compile(r"(?:\n(?:[ ]{3}[^\n]*+|[ ]*+(?=\n|\Z)))*+")  # and inside spec
+_ABSENT = object()
 
 
-def _spec_spans(padded: str, after: int) -> dict[str, Span] | None:
-    """{"spec": span} of a document whose column-0 lines after `after` (a text offset) are known plain keys;
-    {} when it has none, None when it has two. Two searches instead of reading every top-level line."""
-    found = [match.start() for match in _SPEC_LINE.finditer(padded, after)]
-    if len(found) > 1:
-        return None
-    if not found:
-        return {}
-    start = found[0] + 1
-    following = _NEXT_TOP_KEY.search(padded, start)
-    return {"spec": (start, following.start() + 1 if following else len(padded))}
+def _crd_rest(padded: str, after: int) -> Any:
+    """For a CRD whose metadata ends at `after` (a newline in `padded`): the `group`, `names` and `scope`
+    of its spec (None for an empty spec), _ABSENT without a spec, or _UNSURE when the general reading must
+    decide (a column-0 line that is not a plain key, an identity key or `spec` twice, spec entries not at
+    two spaces, a line at one space, a comment at two)."""
+    length = len(padded)
+    position = after
+    spec: Any = _ABSENT
+    while True:
+        position = _INDENTED.match(padded, position).end()  # type: ignore[union-attr]  # matches empty
+        if position >= length:
+            return spec
+        line = KEY_LINE.match(padded, position + 1)
+        if line is None:
+            if padded[position + 1] == "#" or _ITEM_AT.match(padded, position + 1):
+                position = _line_end(padded, position + 1, length)
+                continue
+            return _UNSURE
+        key = line.group("key")
+        if key in ("apiVersion", "kind", "metadata", "items") or (key == "spec" and spec is not _ABSENT):
+            return _UNSURE
+        position = line.end()
+        if key == "spec":
+            if line.group("value"):
+                return _UNSURE
+            spec, position = _two_space_spec(padded, position)
+            if spec is _UNSURE:
+                return _UNSURE
+
+
+_ITEM_AT = re.compile(r"-(?:[ \t]|(?=\n)|\Z)")
+
+
+def _two_space_spec(padded: str, position: int) -> tuple[Any, int]:
+    """`_crd_rest`'s reading of a spec whose key line ends at `position`: its value and where it ends."""
+    length = len(padded)
+    first = _FIRST_CHILD.match(padded, position)
+    if first is None or first.group(1) != "  ":
+        return _UNSURE, position
+    lines: list[tuple[str, int]] = []  # (key or "-", start of the line)
+    while True:
+        position = _DEEPER_THAN_TWO.match(padded, position).end()  # type: ignore[union-attr]  # matches empty
+        if position >= length or padded[position + 1] != " ":
+            break  # a column-0 line: the next top-level entry
+        if not padded.startswith("  ", position + 1):
+            return _UNSURE, position
+        item = _ITEM_AT.match(padded, position + 3)
+        entry = None if item else KEY_LINE.match(padded, position + 3)
+        if item is None and entry is None:
+            return _UNSURE, position  # a comment, a quoted, complex or merge key...
+        lines.append(("-" if entry is None else entry.group("key"), position + 1))
+        position = _line_end(padded, position + 1, length)
+    keys = [key for key, _ in lines if key != "-"]
+    if lines[0][0] == "-" or len(set(keys)) != len(keys):
+        return _UNSURE, position  # a sequence, or a key twice
+    lines.append(("", min(position + 1, length)))
+    spans = []
+    for index, (key, start) in enumerate(lines):
+        if key in _CRD_FIELDS:
+            end = next(following for name, following in lines[index + 1 :] if name != "-")
+            spans.append((start, end))
+    text = "".join("\n".join(line[2:] for line in padded[start:end].split("\n")) for start, end in spans)
+    try:
+        value = goyaml.load(text) if text else {}
+    except yaml.YAMLError:
+        return _UNSURE, position
+    return (value if isinstance(value, dict) else _UNSURE), position
 
 
 def _with_crd_spec(head: Head, padded: str, entries: dict[str, Span] | None = None) -> Head | None:

@@ -6,11 +6,11 @@ plain keys (`/spec/template/spec/nodeSelector`), and helm writes documents in bl
 can be found line by line and only it rewritten: the rest of the document keeps helm's bytes.
 
 Only documents the header scan already read as plain (no quote or flow spanning lines, no anchors, aliases
-or tags) come here. Each step finds its key with one search at the mapping's indentation, after making
-sure no line there could hide a key from that search (a quoted, complex or merge key) and no line sits
-shallower; anything else (a sequence index, `move`/`copy`, a key YAML would read as a bool or number, a
-flow or empty value on the way, a comment where an entry seems to end, an operation that would fail)
-answers None, and the caller applies the patch to the parsed object as before, with its exact errors.
+or tags) come here. Each step reads the mapping's lines at its indentation in one pass, and finds its key
+among them, after making sure no line there could hide a key from that reading (a quoted, complex or merge
+key) and no line sits shallower; anything else (a sequence index, `move`/`copy`, a key YAML would read
+as a bool or number, a flow or empty value on the way, a comment where an entry seems to end, an operation
+that would fail) answers None, and the caller applies the patch to the parsed object as before, with its exact errors.
 Property tests hold the result to jsonpatch's on the full parse.
 """
 
@@ -40,8 +40,6 @@ def apply(text: str, operations: Sequence[dict[str, Any]]) -> str | None:
     glued = GLUED.match(text)
     prefix = text[: glued.end()] if glued else ""
     padded = "\n" + text[len(prefix) :]
-    if _pattern("odd", 0).search(padded) is not None:
-        return None  # entries the operations add at the top level keep this true
     for operation in operations:
         tokens = _tokens(operation)
         if tokens is None:
@@ -91,15 +89,16 @@ def _apply_one(padded: str, op: str, tokens: list[str], value: Any) -> str | Non
     try:
         block = _Block(0, len(padded), 0)
         for token in tokens[:-1]:
-            span = _entry(padded, block, token)
+            span = _entry(_lines(padded, block), token, block.end)
             if span is None:
                 return None  # a missing parent: jsonpatch's own error says so
             block = _inner(padded, span, block.indent)
-        existing = _entry(padded, block, tokens[-1])
+        lines = _lines(padded, block)
+        existing = _entry(lines, tokens[-1], block.end)
     except _Unsure:
         return None
     if op == "remove":
-        if existing is None or not _has_other_entries(padded, block, existing):
+        if existing is None or not any(start + 1 != existing[0] for start in _keys(lines)):
             return None  # nothing to remove, or a mapping left empty (an empty document reads as null)
         return padded[: existing[0]] + padded[existing[1] :]
     if op != "add" and existing is None:
@@ -123,52 +122,66 @@ def _apply_one(padded: str, op: str, tokens: list[str], value: Any) -> str | Non
     return padded[: block.end] + entry + padded[block.end :]
 
 
-_KEY = r"[A-Za-z_][A-Za-z0-9_./-]*[ \t]*:(?:[ \t]|(?=\n)|\Z)"
-_ITEM = r"-(?:[ \t]|(?=\n)|\Z)"
-_PATTERNS: dict[tuple[str, int, str], re.Pattern[str]] = {}
+# What starts a line at a block's indentation, besides a plain key: an indentless sequence's item, a comment,
+# and characters that may hide a key from a plain-key reading (a quoted, complex or merge key, a flow, a
+# tag, an anchor or alias, a block scalar; the header scan refused most of these already).
+_ITEM, _COMMENT, _OTHER = "-", "#", "?"
+_ODD_START = frozenset("\"'?<{[!&*|>%@`")
+_KEY_AT = re.compile(r"([A-Za-z_][A-Za-z0-9_./-]*)[ \t]*:(?:[ \t]|(?=\n)|\Z)")
+_LINES: dict[int, re.Pattern[str]] = {}
 
 
-def _pattern(name: str, indent: int, key: str = "") -> re.Pattern[str]:
-    """The line patterns a walk uses, compiled once per indentation (and key)."""
-    found = _PATTERNS.get((name, indent, key))
-    if found is None:
-        at = f"\\n[ ]{{{indent}}}"
-        source = {
-            # the entry of `key` at this indentation
-            "key": at + re.escape(key) + r"[ \t]*:(?:[ \t]|(?=\n)|\Z)",
-            # any entry at this indentation
-            "any key": at + _KEY,
-            # a line at this indentation that may hide a key from the plain-key search: a quoted, complex
-            # or merge key, a flow, a tag, an anchor or alias (the scan refused most of these already)
-            "odd": at + r"[\"'?<{\[!&*|>%@`]",
-            # inside a block: a line less indented than its entries, or an odd line at their indentation
-            "stray": rf"\n(?:[ ]{{0,{indent - 1}}}[^ \n]|[ ]{{{indent}}}[\"'?<{{\[!&*|>%@`])",
-            # where an entry at this indentation ends: the next line as little or less indented, other than
-            # an item of its own indentless sequence
-            "end": rf"\n(?=[ ]{{0,{indent}}}[^ \n])(?![ ]{{{indent}}}{_ITEM})",
-        }[name]
-        found = _PATTERNS[(name, indent, key)] = re.compile(source)
+def _lines(padded: str, block: _Block) -> list[tuple[str, int]]:
+    """What each line of the block at its indentation holds (a plain key, _ITEM, _COMMENT or _OTHER) and
+    the offset of the newline before it, read in one pass; _Unsure when a line sits shallower or may hide
+    a key."""
+    indent = block.indent
+    pattern = _LINES.get(indent)
+    if pattern is None:
+        pattern = _LINES[indent] = re.compile(rf"\n[ ]{{0,{indent}}}+(?=[^ \n])")
+    found: list[tuple[str, int]] = []
+    for line in pattern.finditer(padded, block.start, block.end):
+        at = line.end()
+        char = padded[at]
+        if at - line.start() - 1 < indent or char in _ODD_START:
+            raise _Unsure
+        if char == "#":
+            found.append((_COMMENT, line.start()))
+        elif char == "-" and padded[at + 1 : at + 2] in _BLANKS:
+            found.append((_ITEM, line.start()))
+        else:
+            key = _KEY_AT.match(padded, at)
+            found.append((key.group(1) if key else _OTHER, line.start()))
     return found
 
 
-def _entry(padded: str, block: _Block, key: str) -> Span | None:
-    """The span of `key`'s entry in the block (from its line to the next entry's), or None when absent."""
-    pattern = _pattern("key", block.indent, key)
-    found = pattern.search(padded, block.start, block.end)
-    if found is None:
+_BLANKS = frozenset((" ", "\t", "\n", ""))
+
+
+def _keys(lines: list[tuple[str, int]]) -> list[int]:
+    return [start for name, start in lines if name not in (_ITEM, _COMMENT, _OTHER)]
+
+
+def _entry(lines: list[tuple[str, int]], key: str, block_end: int) -> Span | None:
+    """The span of `key`'s entry among the block's lines (from its line to the next entry's), or None when
+    absent."""
+    hits = [position for position, (name, _) in enumerate(lines) if name == key]
+    if not hits:
         return None
-    if pattern.search(padded, found.end(), block.end) is not None:
+    if len(hits) > 1:
         raise _Unsure  # the key twice
-    following = _pattern("end", block.indent).search(padded, found.end(), block.end)
-    if following is None:
-        return found.start() + 1, block.end
-    if padded.startswith("#", following.start() + 1 + block.indent):
-        raise _Unsure  # a comment where the entry seems to end: its value might go on below it
-    return found.start() + 1, following.start() + 1
+    start = lines[hits[0]][1] + 1
+    for name, following in lines[hits[0] + 1 :]:
+        if name == _ITEM:
+            continue  # an item of the entry's own indentless sequence
+        if name == _COMMENT:
+            raise _Unsure  # a comment where the entry seems to end: its value might go on below it
+        return start, following + 1
+    return start, block_end
 
 
 def _inner(padded: str, span: Span, indent: int) -> _Block:
-    """The non-empty block mapping an entry holds."""
+    """The non-empty block mapping an entry holds (its lines are checked when the block is read)."""
     start, end = span
     line_end = padded.find("\n", start, end)
     line_end = end if line_end < 0 else line_end
@@ -179,25 +192,12 @@ def _inner(padded: str, span: Span, indent: int) -> _Block:
     if first is None:
         raise _Unsure  # an empty (null) value
     inner = len(first.group(1))
-    if (
-        inner <= indent
-        or KEY_LINE.match(padded, first.end(), end) is None  # a sequence, a comment, a complex key...
-        or _pattern("stray", inner).search(padded, line_end, end) is not None
-    ):
+    if inner <= indent or KEY_LINE.match(padded, first.end(), end) is None:  # a sequence, a comment...
         raise _Unsure
     return _Block(line_end, end, inner)
 
 
 _FIRST_LINE = re.compile(r"(?:\n[ ]*(?=\n))*\n([ ]+)(?=[^ \n])")
-
-
-def _has_other_entries(padded: str, block: _Block, span: Span) -> bool:
-    """Whether the block holds an entry besides the one at `span`."""
-    any_key = _pattern("any key", block.indent)
-    return (
-        any_key.search(padded, block.start, span[0] - 1) is not None
-        or any_key.search(padded, span[1] - 1, block.end) is not None
-    )
 
 
 _BROKEN = object()

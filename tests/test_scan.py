@@ -13,6 +13,7 @@ import os
 import re
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -420,3 +421,45 @@ def test_protecting_a_crd_keeps_its_schema_bytes() -> None:
     assert out.endswith("scope: Cluster\n" + schema)
     assert not resource.parsed
     assert "  annotations:\n    argocd.argoproj.io/sync-options: Prune=false\n" in out
+
+
+KUBEBUILDER_CRD = (
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ws.example.io\n"
+    "spec:\n  group: example.io\n  names:\n    kind: W\n    plural: ws\n    shortNames:\n    - w\n"
+    "  scope: Namespaced\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n"
+    "        description: |\n          group: not this one\n\n        type: object\n  - name: v2\n"
+    "status:\n  acceptedNames:\n    kind: ''\n"
+)
+
+
+def test_a_generated_crd_is_read_in_one_pass_over_its_schema() -> None:
+    padded = "\n" + KUBEBUILDER_CRD
+    spec = manifests._crd_rest(padded, padded.index("\nspec:"))
+    expected = {
+        "group": "example.io",
+        "names": {"kind": "W", "plural": "ws", "shortNames": ["w"]},
+        "scope": "Namespaced",
+    }
+    assert spec == expected
+    head, metadata = manifests.scan(KUBEBUILDER_CRD) or (None, None)
+    assert head is not None and head.spec == expected and metadata is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("  scope: Namespaced\n", "  # the scope\n  scope: Namespaced\n"),  # a comment at two spaces
+        ("  scope: Namespaced\n", '  "scope": Namespaced\n'),  # a quoted key
+        ("  scope: Namespaced\n", "  scope: Namespaced\n  group: again\n"),  # a key twice
+        ("status:\n", "spec:\n  group: two\nstatus:\n"),  # spec twice
+        ("status:\n", " stray: 1\nstatus:\n"),  # a line at one space
+        ("status:\n", "kind: Other\nstatus:\n"),  # an identity key again
+    ],
+)
+def test_an_unusual_crd_is_left_to_the_general_reading(change: tuple[str, str]) -> None:
+    text = KUBEBUILDER_CRD.replace(*change, 1)
+    padded = "\n" + text
+    assert manifests._crd_rest(padded, padded.index("\nspec:")) is manifests._UNSURE
+    scanned, full = manifests.scan(text), _full(text)
+    if scanned is not None and full is not ValueError:
+        assert scanned[0].spec == {key: full["spec"][key] for key in ("group", "names", "scope") if key in full["spec"]}
