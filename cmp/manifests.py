@@ -772,7 +772,7 @@ def emit_yaml(resources: Iterable[Resource]) -> str:
             text = _dumped(resource)
         elif resource.metadata_changed:
             text = _with_new_metadata(resource, text)
-        parts.append("---\n" + text if text.endswith("\n") else "---\n" + text + "\n")
+        parts += ("---\n", text) if text.endswith("\n") else ("---\n", text, "\n")  # one copy: the join's
     return "".join(parts)
 
 

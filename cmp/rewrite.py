@@ -226,13 +226,16 @@ def fix_references(
     for rename in renames:
         old_names.setdefault(rename.kind, set()).add(rename.old)
     rows = [row for row in rows if row.target[1] in old_names]
+    words = {kind: searchable(names) for kind, names in old_names.items()}
+    readers: dict[tuple[str, str], list[NameReference]] = {}  # (group, kind) -> the rows it may hold fields of
     fixes: dict[int, list[Fix]] = {}
     for resource in emitted:
         referrer = None
-        for row in rows:
-            if not references.reads(row, resource.group, resource.kind):
-                continue
-            if surely_lacks(resource, old_names[row.target[1]]):
+        group_kind = (resource.group, resource.kind)
+        if group_kind not in readers:
+            readers[group_kind] = [row for row in rows if references.reads(row, *group_kind)]
+        for row in readers[group_kind]:
+            if surely_lacks(resource, words[row.target[1]]):
                 continue  # no old name anywhere in its text: nothing to fix, nothing to parse
             if referrer is None:
                 referrer = landing_namespace(resource, scopes, app.namespace)
@@ -473,11 +476,10 @@ def aggregation_notices(emitted: Sequence[Applied]) -> list[str]:
         ]
         if not renamed_targets:
             continue
+        fields = searchable({pointer_parts(path)[0] for _, _, path in row.sources})
         for applied in emitted:
             resource = applied.resource
-            if not references.reads(row, resource.group, resource.kind):
-                continue
-            if surely_lacks(resource, {pointer_parts(path)[0] for _, _, path in row.sources}):
+            if not references.reads(row, resource.group, resource.kind) or surely_lacks(resource, fields):
                 continue
             found = references.selectors(resource.obj, row, resource.group, resource.kind)
             if not found:
@@ -503,14 +505,20 @@ def aggregation_notices(emitted: Sequence[Applied]) -> list[str]:
 # --- helpers -------------------------------------------------------------------------------------------------
 
 
-def surely_lacks(resource: Resource, words: Iterable[str]) -> bool:
-    """Whether a document not yet parsed surely holds none of the words, read from its text alone: true
-    when its text has no backslash (so no string in it is escaped) and no word has whitespace (at which a
-    folded scalar could break it); then a word that is not in the text is not in the object either."""
+def searchable(words: Iterable[str]) -> tuple[str, ...] | None:
+    """The words, when looking for each in a document's text can rule it out: none is empty or holds
+    whitespace (at which a folded scalar could break it); None otherwise."""
+    found = tuple(words)
+    return None if any(not word or any(char.isspace() for char in word) for word in found) else found
+
+
+def surely_lacks(resource: Resource, words: tuple[str, ...] | None) -> bool:
+    """Whether a document not yet parsed surely holds none of the `searchable` words, read from its text
+    alone: true when its text has no backslash (so no string in it is escaped) and no word is in it."""
     text = resource.text
-    if resource.parsed or text is None or "\\" in text:
+    if words is None or resource.parsed or text is None or "\\" in text:
         return False
-    return not any(word in text or any(char.isspace() for char in word) or not word for word in words)
+    return not any(word in text for word in words)
 
 
 def _rule_label(decision: Decision, ownership: Ownership | None) -> str:
