@@ -61,6 +61,12 @@ def _documents(stream: str) -> Iterator[tuple[int, int, str, str]]:
     pending = ""
     spans = list(_pieces(stream))
     for position, (start, end) in enumerate(spans):
+        helm_shaped = _HELM_START.match(stream, start, end)
+        if helm_shaped is not None:
+            source = helm_shaped.group(1)
+            yield start, end, source, pending
+            pending = ""
+            continue
         found = _source_of(stream, start, end)
         if found:
             source = found
@@ -72,6 +78,8 @@ def _documents(stream: str) -> Iterator[tuple[int, int, str, str]]:
         pending = ""
 
 
+# How helm starts a document: its `# Source:` line, then a line that starts with a key.
+_HELM_START = re.compile(r"# Source: (.+?)[ \t]*\n(?=[A-Za-z])")
 # A line (as str.splitlines cuts them) whose first non-blank character does not open a comment.
 _CONTENT = re.compile(r"(?:^|(?<=[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]))\s*?[^\s#]")
 _KEY_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -393,7 +401,7 @@ def _crd_rest(padded: str, after: int) -> Any:
     """For a CRD whose metadata ends at `after` (a newline in `padded`): the `group`, `names` and `scope`
     of its spec (None for an empty spec), _ABSENT without a spec, or _UNSURE when the general reading must
     decide (a column-0 line that is not a plain key, an identity key or `spec` twice, spec entries not at
-    two spaces, a line at one space, a comment at two)."""
+    two spaces, a line at one space, a comment at two spaces or less after the spec's first entry)."""
     length = len(padded)
     position = after
     spec: Any = _ABSENT
@@ -431,10 +439,10 @@ def _two_space_spec(padded: str, position: int) -> tuple[Any, int]:
     lines: list[tuple[str, int]] = []  # (key or "-", start of the line)
     while True:
         position = _DEEPER_THAN_TWO.match(padded, position).end()  # type: ignore[union-attr]  # matches empty
-        if position >= length or padded[position + 1] != " ":
+        if position >= length or padded[position + 1] not in " #":
             break  # a column-0 line: the next top-level entry
         if not padded.startswith("  ", position + 1):
-            return _UNSURE, position
+            return _UNSURE, position  # a line at one space, or a comment that may sit inside the spec
         item = _ITEM_AT.match(padded, position + 3)
         entry = None if item else KEY_LINE.match(padded, position + 3)
         if item is None and entry is None:

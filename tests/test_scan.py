@@ -451,6 +451,7 @@ def test_a_generated_crd_is_read_in_one_pass_over_its_schema() -> None:
         ("  scope: Namespaced\n", "  # the scope\n  scope: Namespaced\n"),  # a comment at two spaces
         ("  scope: Namespaced\n", '  "scope": Namespaced\n'),  # a quoted key
         ("  scope: Namespaced\n", "  scope: Namespaced\n  group: again\n"),  # a key twice
+        ("  scope: Namespaced\n", "  scope: Namespaced\n# a note\n  group: again\n"),  # the spec goes on
         ("status:\n", "spec:\n  group: two\nstatus:\n"),  # spec twice
         ("status:\n", " stray: 1\nstatus:\n"),  # a line at one space
         ("status:\n", "kind: Other\nstatus:\n"),  # an identity key again
