@@ -15,7 +15,7 @@ from .config import Config, confine_tree, resolve_path
 from .decide import decide, matching_rule
 from .errors import ConfigError, ManifestError, RuleError
 from .model import Action, App, Decision, Resource, ResourceId
-from .rewrite import Applied, aggregation_notices, apply, describe
+from .rewrite import Applied, aggregation_notices, apply, describe, preload
 from .rules import Ownership
 from .scope import Scope, ScopeTable, crd_scopes
 
@@ -120,7 +120,7 @@ def generate(config: Config) -> Outcome:
     chart = chart_dir(config, ownership)
     if ownership is None and not (chart / "Chart.yaml").is_file():
         raise ConfigError(f"{chart} holds neither chartshare.yaml nor Chart.yaml; point the app at a chart")
-    stream = render.run_helm(config.helm, render.invocation(config, chart), config.timeout)
+    stream = render.run_helm(config.helm, render.invocation(config, chart), config.timeout, lambda: preload(ownership))
     return process(manifests.parse(stream), ownership, App(config.app_name, config.release, config.namespace))
 
 

@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -81,13 +81,20 @@ def helm_args(call: HelmInvocation, inline_values_file: Path | None = None) -> l
     return args
 
 
-def run_helm(helm: str, call: HelmInvocation, timeout: float) -> str:
+def run_helm(helm: str, call: HelmInvocation, timeout: float, meanwhile: Callable[[], object] | None = None) -> str:
     """Render the chart and return helm's stdout; any failure is a HelmError carrying helm's stderr.
+    `meanwhile` runs while helm renders.
 
     A render started early for exactly this binary, invocation and deadline (see launch.py) is used
     instead of a new one; one started for anything else is killed."""
-    early = take_early(helm, call, timeout)
-    return (early or start_helm(helm, call, timeout)).finish()
+    running = take_early(helm, call, timeout) or start_helm(helm, call, timeout)
+    if meanwhile is not None:
+        try:
+            meanwhile()
+        except BaseException:
+            running.kill()
+            raise
+    return running.finish()
 
 
 _early: RunningHelm | None = None

@@ -121,6 +121,16 @@ def apply(
     ], stripped
 
 
+def preload(ownership: Ownership | None) -> None:
+    """Import the modules this app's rules will need (renames, text patches) while helm renders, rather
+    than after it, when every millisecond adds to the render's time."""
+    rules = ownership.rules if ownership is not None else ()
+    if any(rule.others is Action.RENAME for rule in rules):
+        from . import naming, references  # noqa: F401
+    if any(rule.patch for rule in rules):
+        from . import textpatch  # noqa: F401
+
+
 # --- renames -------------------------------------------------------------------------------------------------
 
 
