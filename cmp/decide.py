@@ -63,13 +63,13 @@ def decide_one(resource: Resource, ownership: Ownership, app: str, scopes: Scope
 def _by_rule(resource: Resource, rule: Rule, app: str) -> Decision:
     if rule.owners and rule.owned_by(app):
         protect = rule.protect if rule.protect is not None else _protected_kind(resource)
-        return Decision(Action.KEEP, "owner", rule.index, protect, patch=rule.patch, owners=rule.owners)
+        return Decision(Action.KEEP, "owner", rule.position, protect, patch=rule.patch, owners=rule.owners)
     reason = f"owned by {_names(rule.owners)}" if rule.owners else f"others: {rule.others.value}"
     emits = rule.others in (Action.KEEP, Action.RENAME)
     return Decision(
         rule.others,
         reason,
-        rule.index,
+        rule.position,
         protect=bool(rule.protect) and emits,
         rename_to=rule.rename_to if rule.others is Action.RENAME else None,
         patch=rule.patch if emits else (),

@@ -20,8 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -36,8 +35,7 @@ _SOURCE_MARK = "# Source: "
 _SOURCE = re.compile(r"# Source: (.+?)[ \t]*$")
 
 
-@dataclass(frozen=True, slots=True)
-class Chunk:
+class Chunk(NamedTuple):
     """One document's text as helm wrote it, and the template it came from."""
 
     text: str

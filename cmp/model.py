@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 
@@ -236,8 +235,7 @@ class Resource:
             self.text = None
 
 
-@dataclass(frozen=True, slots=True)
-class App:
+class App(NamedTuple):
     """The Application being rendered, as Argo CD names it, and what helm was told."""
 
     name: str  # ARGOCD_APP_NAME: `<namespace>_<name>` for apps outside the control-plane namespace

@@ -7,8 +7,8 @@ the edges: reading chartshare.yaml and running helm.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from . import handoff, manifests, render, rules
 from .config import Config, confine_tree, resolve_path
@@ -20,15 +20,14 @@ from .rules import Ownership
 from .scope import Scope, ScopeTable, crd_scopes
 
 
-@dataclass(slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What one app emits and why; `notices` are stderr lines that are not errors."""
 
     app: App
     rendered: int
     emitted: list[Applied]
     stripped: list[Applied]
-    notices: list[str] = field(default_factory=list)
+    notices: list[str]
 
     @property
     def resources(self) -> list[Resource]:
@@ -44,7 +43,7 @@ def process(resources: list[Resource], ownership: Ownership | None, app: App) ->
                 "helm rendered no resources; refusing to send Argo CD an empty app (it would prune "
                 "everything); add a chartshare.yaml with allowEmpty: true if that is intended"
             )
-        return Outcome(app, len(resources), [Applied(r, _PASS) for r in resources], [])
+        return Outcome(app, len(resources), [Applied(r, _PASS) for r in resources], [], [])
     scopes = ScopeTable.build(
         crd_scopes(r.identity() for r in resources), ownership.cluster_scoped_kinds, ownership.namespaced_kinds
     )

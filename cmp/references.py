@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .rules import pointer_parts
 from .scope import GroupKind
@@ -38,8 +37,7 @@ ABSENT = ""
 """In a condition, the empty string stands for "missing or empty" (the core group is written as nothing)."""
 
 
-@dataclass(frozen=True, slots=True)
-class NameReference:
+class NameReference(NamedTuple):
     """One row: in objects of `sources`, the string at `path` names an object of `target`.
 
     `sources` pairs each referring kind with its path (pod templates sit at different depths in a Pod, a
@@ -53,8 +51,7 @@ class NameReference:
     when: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SelectorReference:
+class SelectorReference(NamedTuple):
     """A list of label selectors (at each source's path) that pick objects of `target`: a rename cannot
     break them, but they are worth a line in the report, because they also pick up every other app's
     copies that carry the same labels."""
@@ -255,8 +252,7 @@ SELECTOR_REFERENCES: tuple[SelectorReference, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Slot:
+class Slot(NamedTuple):
     """One name field found in an object: where it is, what it says and where its target lives."""
 
     parent: Any  # the mapping holding the name, or the list, for a list of names

@@ -13,8 +13,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import manifests
 from .decide import landing_namespace
@@ -31,8 +30,7 @@ PROTECTION = ("Prune=false", "Delete=false")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
-@dataclass(frozen=True, slots=True)
-class Fix:
+class Fix(NamedTuple):
     """One reference field rewritten to follow a rename."""
 
     pointer: str
@@ -40,8 +38,7 @@ class Fix:
     new: str
 
 
-@dataclass(frozen=True, slots=True)
-class Applied:
+class Applied(NamedTuple):
     """A resource this app emits, with the decision that shaped it and what was actually done."""
 
     resource: Resource
@@ -53,8 +50,7 @@ class Applied:
     kept_name: bool = False  # a rename was asked for, but the name already has the form renameTo gives
 
 
-@dataclass(frozen=True, slots=True)
-class Renamed:
+class Renamed(NamedTuple):
     """A rename, keyed the way references find their target: group, kind, landing namespace, old name."""
 
     group: str

@@ -12,9 +12,8 @@ import fnmatch
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import yaml
 
@@ -39,8 +38,7 @@ MAX_CONFIG_BYTES = 1 << 20
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
+class Match(NamedTuple):
     """Selectors of a rule; every given field must match, strings are shell-style globs."""
 
     group: str | None = None
@@ -78,11 +76,10 @@ def _fits(pattern: str | None, value: str) -> bool:
     return _GLOB.search(pattern) is not None and fnmatch.fnmatchcase(value, pattern)
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     """One entry of `rules:`; `index` and `line` locate it in every message."""
 
-    index: int
+    position: int  # in `rules:`
     line: int
     match: Match
     owners: tuple[str, ...]
@@ -93,14 +90,13 @@ class Rule:
 
     @property
     def label(self) -> str:
-        return f"rules[{self.index}] (line {self.line})"
+        return f"rules[{self.position}] (line {self.line})"
 
     def owned_by(self, app: str) -> bool:
         return any(fnmatch.fnmatchcase(app, pattern) for pattern in self.owners)
 
 
-@dataclass(frozen=True, slots=True)
-class ReferenceSpec:
+class ReferenceSpec(NamedTuple):
     """A user-declared name reference: `path` in objects of `from_kind` names an object of `kind`."""
 
     group: str | None  # None: whatever group the kind has in the render
@@ -111,8 +107,7 @@ class ReferenceSpec:
     line: int
 
 
-@dataclass(frozen=True, slots=True)
-class Ownership:
+class Ownership(NamedTuple):
     """A validated chartshare.yaml."""
 
     path: Path
@@ -365,7 +360,7 @@ def _rule(reader: _Reader, node: yaml.Node, where: str) -> Rule:
                     "use `others: strip` and one owner instead",
                 )
     return Rule(
-        index=int(where.rpartition("[")[2].rstrip("]")),
+        position=int(where.rpartition("[")[2].rstrip("]")),
         line=node.start_mark.line + 1,
         match=match,
         owners=owners,

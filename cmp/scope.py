@@ -32,7 +32,6 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeAlias
 
@@ -717,15 +716,10 @@ def crd_scopes(objects: Iterable[Mapping[str, Any]]) -> dict[GroupKind, str]:
 _EMPTY_CRDS: Mapping[GroupKind, str] = MappingProxyType({})
 
 
-def _empty_group_kind_scopes() -> Mapping[GroupKind, Scope]:
-    return MappingProxyType({})
+_NO_GROUP_KINDS: Mapping[GroupKind, Scope] = MappingProxyType({})
+_NO_KINDS: Mapping[str, Scope] = MappingProxyType({})
 
 
-def _empty_kind_scopes() -> Mapping[str, Scope]:
-    return MappingProxyType({})
-
-
-@dataclass(frozen=True)
 class ScopeTable:
     """Answers `Scope` for a group and kind, for one render.
 
@@ -742,11 +736,19 @@ class ScopeTable:
     ``example.com/Widget``".
     """
 
-    declared: Mapping[GroupKind, Scope] = field(default_factory=_empty_group_kind_scopes, hash=False)
-    declared_any_group: Mapping[str, Scope] = field(default_factory=_empty_kind_scopes, hash=False)
-    crds: Mapping[GroupKind, Scope] = field(default_factory=_empty_group_kind_scopes, hash=False)
-    # answers already given: every stage asks for every resource, a render has few distinct kinds
-    _answers: dict[GroupKind, Scope] = field(default_factory=dict, hash=False, compare=False, repr=False)
+    __slots__ = ("_answers", "crds", "declared", "declared_any_group")
+
+    def __init__(
+        self,
+        declared: Mapping[GroupKind, Scope] = _NO_GROUP_KINDS,
+        declared_any_group: Mapping[str, Scope] = _NO_KINDS,
+        crds: Mapping[GroupKind, Scope] = _NO_GROUP_KINDS,
+    ) -> None:
+        self.declared = declared
+        self.declared_any_group = declared_any_group
+        self.crds = crds
+        # answers already given: every stage asks for every resource, a render has few distinct kinds
+        self._answers: dict[GroupKind, Scope] = {}
 
     @classmethod
     def build(
