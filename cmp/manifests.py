@@ -397,8 +397,8 @@ _ABSENT = object()
 
 def _crd_rest(padded: str, after: int) -> Any:
     """For a CRD whose metadata ends at `after` (a newline in `padded`): the `group`, `names` and `scope`
-    of its spec (None for an empty spec), _ABSENT without a spec, or _UNSURE when the general reading must
-    decide (a column-0 line that is not a plain key, an identity key or `spec` twice, spec entries not at
+    of its spec, _ABSENT without a spec, or _UNSURE when the general reading must decide (a column-0 line
+    that is not a plain key, an identity key or `spec` twice, an empty spec or one whose entries are not at
     two spaces, a line at one space, a comment at two spaces or less after the spec's first entry)."""
     length = len(padded)
     position = after
