@@ -9,8 +9,10 @@ Parsing a render whole costs more than rendering it (PyYAML's speed follows the 
 an operator's CRDs hold hundreds of thousands). So a document is identified by a cheap scan of its text
 (`scan`): its top-level keys, `apiVersion`, `kind` and the identity fields of `metadata`. The scan is sure
 only when the text's structure can be read line by line: every line that starts at column 0 is a
-top-level key, which holds unless a quoted scalar or a flow collection spans lines (YAML lets those
-continue at column 0) or anchors, aliases or directives play a part. Whenever it is not sure, or any
+top-level key, which holds unless a flow collection spans lines, a quoted scalar goes on at a line as
+shallow as the one it opens on (YAML lets both continue even at column 0), or anchors, aliases or
+directives play a part. (A quoted scalar wrapped onto deeper lines, as controller-gen writes long
+descriptions, is read as the lines it fills.) Whenever it is not sure, or any
 value is not a plain string it can read exactly, it answers None or hands that part to the real parser,
 and the document is parsed whole as before. Property tests hold the scan to the full parse.
 """
@@ -248,7 +250,7 @@ _BLOCK_HEADER = re.compile(
 )
 # In any other line, what stops a line-by-line reading (a flow is then checked to close on the line):
 _RISK = re.compile(
-    rf"{_NODE_START}{_TAG}(?:\"(?!(?:[^\"\\\n]|\\.)*+\")|'(?!(?:[^'\n]|'')*+'))"  # a quote closed on a later line
+    rf"(?P<quote>{_NODE_START}{_TAG}(?:\"(?!(?:[^\"\\\n]|\\.)*+\")|'(?!(?:[^'\n]|'')*+')))"  # a quote closed below
     rf"|{_NODE_START}[&*!]"  # an anchor, an alias or a tag
     rf"|(?P<flow>{_NODE_START}{_TAG}[\[{{])(?!{_FLAT_FLOW_ITEM}*+[\]}}])"  # a flow not closed flat on its line
     r"|\n(?:---|\.\.\.)(?=[ \t\n]|\Z)|\n[%@`]"  # a document marker, a directive, a reserved indicator
@@ -495,9 +497,10 @@ def _string(token: str | None) -> Any:
 
 
 def _structure_is_plain_precisely(padded: str) -> bool:
-    """Whether every line outside block scalars stands alone: no quote or flow continues on a later line,
-    and no anchor makes a fragment mean something else. Read line by line with block scalars skipped
-    (their content may hold anything), for the few documents the level-one check has doubts about."""
+    """Whether every line outside block scalars and wrapped quotes stands alone: no flow continues on a
+    later line, no quote on a line as shallow as its own, and no anchor makes a fragment mean something
+    else. Read line by line with block scalars and quotes wrapped onto deeper lines skipped (their content
+    may hold anything), for the few documents the level-one check has doubts about."""
     position = 0
     length = len(padded)
     while True:
@@ -518,9 +521,13 @@ def _structure_is_plain_precisely(padded: str) -> bool:
             found = _RISK.search(padded, at, line_end)
             if found is None:
                 break
-            if found.group("flow") is None:
+            if found.group("flow") is not None:
+                closed = _flow_end(padded, found.end())
+            elif found.group("quote") is not None:
+                closed = _quote_end(padded, found)  # the end of the line it closes on: that line is read
+                line_end = line_end if closed is None else closed
+            else:
                 return False
-            closed = _flow_end(padded, found.end())
             if closed is None:
                 return False
             at = closed
@@ -528,6 +535,33 @@ def _structure_is_plain_precisely(padded: str) -> bool:
 
 
 _QUOTED = {'"': re.compile(_DOUBLE), "'": re.compile(_SINGLE)}
+# A quoted scalar that may span lines, and what may follow its closing quote on that line.
+_MULTI_LINE_QUOTED = {'"': re.compile(r'"(?:[^"\\]|\\[\s\S])*+"'), "'": re.compile(r"'(?:[^']|'')*+'")}
+_AFTER_QUOTE = re.compile(r"(?:[ \t]++#[^\n]*+|[ \t]*+)(?=\n|\Z)")
+_INDENT = re.compile(r"[ ]*")
+_SHALLOW_LINE_IN_QUOTE: dict[int, re.Pattern[str]] = {}
+
+
+def _quote_end(padded: str, found: re.Match[str]) -> int | None:
+    """Where the line ends on which a quoted scalar (opened at the end of `found`) closes, when every line
+    it continues on is deeper than the line it opens on, or blank: such lines are the scalar's alone, and
+    no line-by-line reading takes them for entries (controller-gen wraps long quoted descriptions so).
+    None when it is tagged, a line sits as shallow as its own, or more than a comment follows it."""
+    if "!" in found.group("quote"):
+        return None
+    start = found.end() - 1
+    closed = _MULTI_LINE_QUOTED[padded[start]].match(padded, start)
+    if closed is None:
+        return None
+    line_start = padded.rfind("\n", 0, start) + 1
+    indent = _INDENT.match(padded, line_start).end() - line_start  # type: ignore[union-attr]  # matches empty
+    shallow = _SHALLOW_LINE_IN_QUOTE.get(indent)
+    if shallow is None:
+        shallow = _SHALLOW_LINE_IN_QUOTE[indent] = re.compile(rf"\n(?![ ]{{{indent + 1}}}|[ ]*+(?:\n|\Z))")
+    if shallow.search(padded, start, closed.end()) is not None:
+        return None
+    after = _AFTER_QUOTE.match(padded, closed.end())
+    return None if after is None else after.end()
 
 
 def _flow_end(padded: str, start: int) -> int | None:

@@ -79,6 +79,12 @@ SCALARS = [
     '"multi\nkind: Hidden"',
     "'multi\nname: hidden'",
     '"multi\n  line"',
+    "'it''s\n  wrapped'",
+    '"escaped \\\n  break"',
+    '"blank\n\n  line"',
+    '"wrapped\n  kind: Hidden" # comment',
+    '"wrapped\n  line" junk',
+    '!!str "tagged\n  wrapped"',
     "[a,\nkind: Hidden]",
     "{a: 1,\n  b: 2}",
     "plain\n  continued",
@@ -464,3 +470,31 @@ def test_an_unusual_crd_is_left_to_the_general_reading(change: tuple[str, str]) 
     scanned, full = manifests.scan(text), _full(text)
     if scanned is not None and full is not ValueError:
         assert scanned[0].spec == {key: full["spec"][key] for key in ("group", "names", "scope") if key in full["spec"]}
+
+
+WRAPPED_DESCRIPTIONS = (
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ws.example.io\n"
+    "spec:\n  group: example.io\n  names:\n    kind: W\n    plural: ws\n  scope: Cluster\n  versions:\n"
+    "  - name: v1\n    schema:\n      openAPIV3Schema:\n        properties:\n          resources:\n"
+    "            description: 'Optional: requests and limits for\n              each pod'\n"
+    '            type: object\n          selector:\n            description: "Selector picks\n'
+    '              \\ objects (see\\nPolicy)."\n            type: string\n'
+)
+
+
+def test_quoted_descriptions_wrapped_onto_deeper_lines_do_not_send_a_crd_to_the_parser() -> None:
+    head, metadata = manifests.scan(WRAPPED_DESCRIPTIONS) or (None, None)
+    assert head is not None and metadata is None
+    assert head.spec == {"group": "example.io", "names": {"kind": "W", "plural": "ws"}, "scope": "Cluster"}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("              each pod'", "            each pod'"),  # a line as shallow as the one the quote opens on
+        ("description: 'Optional", "description: !!str 'Optional"),  # a tag: the parser reads it
+        ("each pod'\n", "each pod' trailing\n"),  # more than a comment after the closing quote
+    ],
+)
+def test_a_quote_continued_otherwise_is_left_to_the_parser(change: tuple[str, str]) -> None:
+    assert manifests.scan(WRAPPED_DESCRIPTIONS.replace(*change, 1)) is None
