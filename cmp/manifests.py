@@ -235,11 +235,12 @@ _RISKY = r"\"'\[{&*!|>%@`"
 # A node that cannot hide a line break: a quote or a flat flow closed on its line, or a plain scalar, key or
 # comment (it does not start with a risky character).
 _SAFE_NODE = rf"(?:{_DOUBLE}|{_SINGLE}|[\[{{]{_FLAT_FLOW_ITEM}*+[\]}}]|(?![{_RISKY}]))"
-# A run of lines each of which stands alone, one C call for most of a render: a `key: |` block scalar
-# (header without indicators; its content, found the way YAML finds it, is skipped), or a line whose every
-# node is safe.
+# A run of lines each of which stands alone, one C call for most of a render: a line without any risky
+# character (the quickest to read, so tried first), a `key: |` block scalar (header without indicators;
+# its content, found the way YAML finds it, is skipped), or a line whose every node is safe.
 _PLAIN_LINES = re.compile(
-    r"(?:\n(?P<sp>[ ]*+)[A-Za-z0-9_$./][^\n:#]*+:[ \t]++[|>][-+]?[ \t]*+(?:#[^\n]*+)?(?:\n(?=\n))*+"
+    rf"(?:\n[^\n{_RISKY}]*+(?=\n|\Z)"
+    r"|\n(?P<sp>[ ]*+)[A-Za-z0-9_$./][^\n:#]*+:[ \t]++[|>][-+]?[ \t]*+(?:#[^\n]*+)?(?:\n(?=\n))*+"
     r"(?:\n(?P<ci>(?P=sp)[ ]++)(?=[^ \n])[^\n]*+(?:\n(?:(?P=ci)[^\n]*+|[ ]*+(?=\n|\Z)))*+)?(?=\n|\Z)"
     rf"|\n[ ]*+(?:[-?:][ \t]++)*+{_SAFE_NODE}(?:[^\n:]++|:(?![ \t])|:[ \t]++{_SAFE_NODE})*+(?=\n|\Z))*+"
 )
