@@ -545,9 +545,10 @@ _SHALLOW_LINE_IN_QUOTE: dict[int, re.Pattern[str]] = {}
 
 def _quote_end(padded: str, found: re.Match[str]) -> int | None:
     """Where the line ends on which a quoted scalar (opened at the end of `found`) closes, when every line
-    it continues on is deeper than the line it opens on, or blank: such lines are the scalar's alone, and
-    no line-by-line reading takes them for entries (controller-gen wraps long quoted descriptions so).
-    None when it is tagged, a line sits as shallow as its own, or more than a comment follows it."""
+    it continues on is deeper than the line it opens on (as deep will do when the quote starts that line:
+    a reader at that depth meets the quote first and gives up), or blank. Such lines are the scalar's
+    alone, and no line-by-line reading takes them for entries (controller-gen wraps long quoted
+    descriptions so). None when it is tagged, a line sits shallower, or more than a comment follows it."""
     if "!" in found.group("quote"):
         return None
     start = found.end() - 1
@@ -556,9 +557,10 @@ def _quote_end(padded: str, found: re.Match[str]) -> int | None:
         return None
     line_start = padded.rfind("\n", 0, start) + 1
     indent = _INDENT.match(padded, line_start).end() - line_start  # type: ignore[union-attr]  # matches empty
-    shallow = _SHALLOW_LINE_IN_QUOTE.get(indent)
+    depth = indent if line_start + indent == start else indent + 1  # what each continued line needs
+    shallow = _SHALLOW_LINE_IN_QUOTE.get(depth)
     if shallow is None:
-        shallow = _SHALLOW_LINE_IN_QUOTE[indent] = re.compile(rf"\n(?![ ]{{{indent + 1}}}|[ ]*+(?:\n|\Z))")
+        shallow = _SHALLOW_LINE_IN_QUOTE[depth] = re.compile(rf"\n(?![ ]{{{depth}}}|[ ]*+(?:\n|\Z))")
     if shallow.search(padded, start, closed.end()) is not None:
         return None
     after = _AFTER_QUOTE.match(padded, closed.end())

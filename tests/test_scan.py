@@ -85,6 +85,9 @@ SCALARS = [
     '"wrapped\n  kind: Hidden" # comment',
     '"wrapped\n  line" junk',
     '!!str "tagged\n  wrapped"',
+    '\n"on its own line\nkind: Hidden"',
+    '\n"on its own line\n  deeper"',
+    '\n  "on its own line\nshallower"',
     "[a,\nkind: Hidden]",
     "{a: 1,\n  b: 2}",
     "plain\n  continued",
@@ -486,6 +489,16 @@ def test_quoted_descriptions_wrapped_onto_deeper_lines_do_not_send_a_crd_to_the_
     head, metadata = manifests.scan(WRAPPED_DESCRIPTIONS) or (None, None)
     assert head is not None and metadata is None
     assert head.spec == {"group": "example.io", "names": {"kind": "W", "plural": "ws"}, "scope": "Cluster"}
+
+
+def test_a_quote_that_starts_its_own_line_may_go_on_at_that_depth() -> None:
+    text = WRAPPED_DESCRIPTIONS.replace(
+        '            description: "Selector picks\n',
+        '            description:\n              "Selector picks\n',
+    )
+    assert text != WRAPPED_DESCRIPTIONS
+    head, _ = manifests.scan(text) or (None, None)
+    assert head is not None and head.spec is not None and head.spec["scope"] == "Cluster"
 
 
 @pytest.mark.parametrize(
