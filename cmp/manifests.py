@@ -82,15 +82,10 @@ def _documents(stream: str) -> Iterator[tuple[int, int, str, str]]:
 _HELM_START = re.compile(r"# Source: (.+?)[ \t]*\n(?=[A-Za-z])")
 # A line (as str.splitlines cuts them) whose first non-blank character does not open a comment.
 _CONTENT = re.compile(r"(?:^|(?<=[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]))\s*?[^\s#]")
-_KEY_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 def _has_content(stream: str, start: int, end: int) -> bool:
-    """Whether a document holds anything but blank lines and comments (helm's: a `# Source:` line, then a key)."""
-    if stream.startswith(_SOURCE_MARK, start, end):
-        line_end = stream.find("\n", start, end)
-        if 0 <= line_end < end - 1 and stream[line_end + 1] in _KEY_START:
-            return True
+    """Whether a document holds anything but blank lines and comments."""
     return _CONTENT.search(stream, start, end) is not None
 
 
@@ -393,8 +388,6 @@ def _scan_entries(padded: str) -> tuple[Head, dict[str, Any] | None] | None:
 
 # A CRD is mostly schema, so what follows its metadata is read in one pass that looks only at lines at
 # column 0 (top-level keys) and, inside `spec`, at two spaces (its entries), the way generators write CRDs:
-_INDENTED = re.compile(r"(?:\n(?:[ ][^\n]*+|[ ]*+(?=\n|\Z)))*+")  # runs of lines skipped at the top level
-_DEEPER_THAN_TWO = re.compile(r"(?:\n(?:[ ]{3}[^\n]*+|[ ]*+(?=\n|\Z)))*+")  # and inside spec
 _ABSENT = object()
 
 
@@ -407,18 +400,18 @@ def _crd_rest(padded: str, after: int) -> Any:
     position = after
     spec: Any = _ABSENT
     while True:
-        position = _INDENTED.match(padded, position).end()  # type: ignore[union-attr]  # matches empty
+        position = _content_lines(1).match(padded, position).end()  # type: ignore[union-attr]  # matches empty
         if position >= length:
             return spec
         line = KEY_LINE.match(padded, position + 1)
         if line is None:
-            if padded[position + 1] == "#" or _ITEM_AT.match(padded, position + 1):
+            if padded[position + 1] == "#" or ITEM_AT.match(padded, position + 1):
                 position = _line_end(padded, position + 1, length)
                 continue
             return _UNSURE
         key = line.group("key")
-        if key in ("apiVersion", "kind", "metadata", "items") or (key == "spec" and spec is not _ABSENT):
-            return _UNSURE
+        if key in _IDENTITY and (key != "spec" or spec is not _ABSENT):
+            return _UNSURE  # an identity key again, or a second spec
         position = line.end()
         if key == "spec":
             if line.group("value"):
@@ -428,23 +421,24 @@ def _crd_rest(padded: str, after: int) -> Any:
                 return _UNSURE
 
 
-_ITEM_AT = re.compile(r"-(?:[ \t]|(?=\n)|\Z)")
+# An item of a block sequence starts here: `-` and a blank or the line's end.
+ITEM_AT = re.compile(r"-(?:[ \t]|(?=\n)|\Z)")
 
 
 def _two_space_spec(padded: str, position: int) -> tuple[Any, int]:
     """`_crd_rest`'s reading of a spec whose key line ends at `position`: its value and where it ends."""
     length = len(padded)
-    first = _FIRST_CHILD.match(padded, position)
+    first = FIRST_CHILD.match(padded, position)
     if first is None or first.group(1) != "  ":
         return _UNSURE, position
     lines: list[tuple[str, int]] = []  # (key or "-", start of the line)
     while True:
-        position = _DEEPER_THAN_TWO.match(padded, position).end()  # type: ignore[union-attr]  # matches empty
+        position = _content_lines(3).match(padded, position).end()  # type: ignore[union-attr]  # matches empty
         if position >= length or padded[position + 1] not in " #":
             break  # a column-0 line: the next top-level entry
         if not padded.startswith("  ", position + 1):
             return _UNSURE, position  # a line at one space, or a comment that may sit inside the spec
-        item = _ITEM_AT.match(padded, position + 3)
+        item = ITEM_AT.match(padded, position + 3)
         entry = None if item else KEY_LINE.match(padded, position + 3)
         if item is None and entry is None:
             return _UNSURE, position  # a comment, a quoted, complex or merge key...
@@ -454,17 +448,12 @@ def _two_space_spec(padded: str, position: int) -> tuple[Any, int]:
     if lines[0][0] == "-" or len(set(keys)) != len(keys):
         return _UNSURE, position  # a sequence, or a key twice
     lines.append(("", min(position + 1, length)))
-    spans = []
-    for index, (key, start) in enumerate(lines):
-        if key in _CRD_FIELDS:
-            end = next(following for name, following in lines[index + 1 :] if name != "-")
-            spans.append((start, end))
-    text = "".join("\n".join(line[2:] for line in padded[start:end].split("\n")) for start, end in spans)
-    try:
-        value = goyaml.load(text) if text else {}
-    except yaml.YAMLError:
-        return _UNSURE, position
-    return (value if isinstance(value, dict) else _UNSURE), position
+    spans = [
+        (start, next(following for name, following in lines[index + 1 :] if name != "-"))
+        for index, (key, start) in enumerate(lines)
+        if key in _CRD_FIELDS
+    ]
+    return _load_entries(padded, spans, 2), position
 
 
 def _with_crd_spec(head: Head, padded: str, entries: dict[str, Span] | None = None) -> Head | None:
@@ -633,9 +622,12 @@ _CONTENT_LINES: dict[int, re.Pattern[str]] = {}
 
 
 def _content_lines(indent: int) -> re.Pattern[str]:
+    """A run of lines indented by `indent` or more, or blank: a block scalar's content, a value's lines."""
     pattern = _CONTENT_LINES.get(indent)
     if pattern is None:
-        pattern = _CONTENT_LINES[indent] = re.compile(rf"(?:\n(?:[ ]{{{indent}}}[^\n]*|[ ]{{0,{indent}}}(?=\n|\Z)))*")
+        pattern = _CONTENT_LINES[indent] = re.compile(
+            rf"(?:\n(?:[ ]{{{indent}}}[^\n]*+|[ ]{{0,{indent}}}+(?=\n|\Z)))*+"
+        )
     return pattern
 
 
@@ -719,7 +711,7 @@ def _block_children(padded: str, span: Span) -> tuple[list[tuple[str, Span]], in
     return _children(padded, line_end, end)
 
 
-_FIRST_CHILD = re.compile(r"(?:\n[ ]*(?=\n))*\n([ ]+)(?=[^ \n])")
+FIRST_CHILD = re.compile(r"(?:\n[ ]*(?=\n))*\n([ ]+)(?=[^ \n])")
 _CHILD_LINE: dict[int, re.Pattern[str]] = {}
 _SHALLOW_LINE: dict[int, re.Pattern[str]] = {}
 
@@ -728,7 +720,7 @@ def _children(padded: str, start: int, end: int) -> tuple[list[tuple[str, Span]]
     """(key, span) of each entry of the block mapping whose lines fill padded[start:end] (`start` is the
     newline before the first), and their indentation; None when some line is not a plain key at the
     mapping's indentation, or is less indented, or is a comment at that depth."""
-    first = _FIRST_CHILD.match(padded, start, end)
+    first = FIRST_CHILD.match(padded, start, end)
     if first is None:
         return ([], 0) if _BLANK.fullmatch(padded, start, end) is not None else None
     indent = len(first.group(1))
@@ -742,7 +734,7 @@ def _children(padded: str, start: int, end: int) -> tuple[list[tuple[str, Span]]
     open_value = False
     for found in _CHILD_LINE[indent].finditer(padded, start, end):
         key_start = found.end()
-        if padded.startswith("-", key_start) and padded[key_start + 1 : key_start + 2] in (" ", "\t", "\n", ""):
+        if ITEM_AT.match(padded, key_start):
             if not open_value:
                 return None
             continue  # an item of the previous entry's indentless sequence
@@ -782,16 +774,23 @@ def _crd_spec(padded: str, span: Span) -> Any:
     children, indent = block
     if not children:
         return None
-    text = "".join(
-        "\n".join(line[indent:] for line in padded[start:end].split("\n"))
-        for key, (start, end) in children
-        if key in _CRD_FIELDS
-    )
+    return _load_entries(padded, [span for key, span in children if key in _CRD_FIELDS], indent)
+
+
+def _load_entries(padded: str, spans: list[Span], indent: int) -> Any:
+    """The mapping the entries at `spans` (at `indent`, in order) form, parsed from their lines alone;
+    _UNSURE when that fails."""
+    text = "".join(dedented(padded, start, end, indent) for start, end in spans)
     try:
         value = goyaml.load(text) if text else {}
     except yaml.YAMLError:
         return _UNSURE
     return value if isinstance(value, dict) else _UNSURE
+
+
+def dedented(padded: str, start: int, end: int, indent: int) -> str:
+    """The lines of padded[start:end] moved left by `indent` columns: an entry read as a document."""
+    return "\n".join(line[indent:] for line in padded[start:end].split("\n"))
 
 
 def _parse_entries(padded: str, entries: dict[str, Span], keys: tuple[str, ...]) -> dict[str, Any] | None:

@@ -77,7 +77,7 @@ def _fits(pattern: str | None, value: str) -> bool:
 
 
 class Rule(NamedTuple):
-    """One entry of `rules:`; `index` and `line` locate it in every message."""
+    """One entry of `rules:`; `position` and `line` locate it in every message."""
 
     position: int  # in `rules:`
     line: int

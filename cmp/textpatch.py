@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from . import goyaml
-from .manifests import GLUED, KEY_LINE, Span
+from .manifests import FIRST_CHILD, GLUED, ITEM_AT, KEY_LINE, Span, dedented
 from .rules import pointer_parts
 
 _OPERATIONS = frozenset({"add", "replace", "remove", "test"})
@@ -127,7 +127,6 @@ def _apply_one(padded: str, op: str, tokens: list[str], value: Any) -> str | Non
 # tag, an anchor or alias, a block scalar; the header scan refused most of these already).
 _ITEM, _COMMENT, _OTHER = "-", "#", "?"
 _ODD_START = frozenset("\"'?<{[!&*|>%@`")
-_KEY_AT = re.compile(r"([A-Za-z_][A-Za-z0-9_./-]*)[ \t]*:(?:[ \t]|(?=\n)|\Z)")
 _LINES: dict[int, re.Pattern[str]] = {}
 
 
@@ -147,15 +146,12 @@ def _lines(padded: str, block: _Block) -> list[tuple[str, int]]:
             raise _Unsure
         if char == "#":
             found.append((_COMMENT, line.start()))
-        elif char == "-" and padded[at + 1 : at + 2] in _BLANKS:
+        elif ITEM_AT.match(padded, at):
             found.append((_ITEM, line.start()))
         else:
-            key = _KEY_AT.match(padded, at)
-            found.append((key.group(1) if key else _OTHER, line.start()))
+            key = KEY_LINE.match(padded, at)
+            found.append((key.group("key") if key else _OTHER, line.start()))
     return found
-
-
-_BLANKS = frozenset((" ", "\t", "\n", ""))
 
 
 def _keys(lines: list[tuple[str, int]]) -> list[int]:
@@ -188,16 +184,13 @@ def _inner(padded: str, span: Span, indent: int) -> _Block:
     key_line = KEY_LINE.match(padded, start + indent, line_end)
     if key_line is None or key_line.group("value"):
         raise _Unsure  # a value on the key's line: a scalar, a flow, a comment
-    first = _FIRST_LINE.match(padded, line_end, end)
+    first = FIRST_CHILD.match(padded, line_end, end)
     if first is None:
         raise _Unsure  # an empty (null) value
     inner = len(first.group(1))
     if inner <= indent or KEY_LINE.match(padded, first.end(), end) is None:  # a sequence, a comment...
         raise _Unsure
     return _Block(line_end, end, inner)
-
-
-_FIRST_LINE = re.compile(r"(?:\n[ ]*(?=\n))*\n([ ]+)(?=[^ \n])")
 
 
 _BROKEN = object()
@@ -216,9 +209,8 @@ def _value_of(padded: str, span: Span, indent: int) -> Any:
             return int(word)
         if word and _PLAIN_KEY.fullmatch(word) and _reads_as_string_key(word):
             return word
-    text = "\n".join(line[indent:] for line in padded[start:end].split("\n"))
     try:
-        loaded = goyaml.load(text)
+        loaded = goyaml.load(dedented(padded, start, end, indent))
     except yaml.YAMLError:
         return _BROKEN
     return next(iter(loaded.values())) if isinstance(loaded, dict) and len(loaded) == 1 else _BROKEN
