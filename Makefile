@@ -35,7 +35,7 @@ kubectl: $(VENV)/.installed
 	$(BIN)/python tools/fetch_kubectl.py
 
 plugin-yaml: $(VENV)/.installed
-	$(BIN)/python -m cmp.plugin_yaml > plugin.yaml
+	$(BIN)/python -m cmp.inputs.plugin_yaml > plugin.yaml
 
 demo: $(VENV)/.installed helm
 	@helm4=$$($(BIN)/python tools/fetch_helm.py --path-only 4); \

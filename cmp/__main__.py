@@ -1,5 +1,5 @@
 """`python -m cmp` runs the same entry point as the `chartshare` console script."""
 
-from .launch import main
+from cmp.cli.launch import main
 
 main()

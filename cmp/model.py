@@ -104,7 +104,7 @@ class Resource:
     def obj(self) -> dict[str, Any]:
         """The whole object, parsed from the text on first use."""
         if self._obj is None:
-            from .manifests import load_object
+            from cmp.manifests import load_object
 
             assert self.text is not None  # guaranteed by __init__ and mark_changed
             obj = load_object(self.text, self.source)
@@ -171,7 +171,7 @@ class Resource:
         block when the object itself has not been parsed."""
         if self._obj is None and self.head is not None and self.text is not None:
             if self._meta is None:
-                from .manifests import load_metadata
+                from cmp.manifests import load_metadata
 
                 self._meta = load_metadata(self.text, self.head, self.source)
                 self._ids = None  # the caller may edit it

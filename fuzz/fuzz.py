@@ -69,9 +69,14 @@ def _load_targets() -> dict[str, Callable[[bytes], None]]:
 
 
 def _targets() -> dict[str, Callable[[bytes], None]]:
-    from cmp import applications, config, manifests, params, pipeline, rules
+    from cmp import manifests
+    from cmp.check import applications
     from cmp.errors import ChartShareError
+    from cmp.generate import pipeline
+    from cmp.inputs import config
+    from cmp.inputs import parameters as params
     from cmp.model import App
+    from cmp.ownership import rules
 
     ownership = rules.parse(PIPELINE_RULES, Path("chartshare.yaml"), "chartshare.yaml")
 

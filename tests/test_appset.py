@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cmp import appset
-from cmp.appset import TemplateError, Unsupported, render_fast, render_go
+from cmp.check import appsets as appset
+from cmp.check.appsets import TemplateError, Unsupported, render_fast, render_go
 
 
 def test_fasttemplate_replaces_known_tags_and_keeps_unknown_ones() -> None:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cmp import argocd, render
-from cmp.applications import Application, Source
+from cmp.check import sources as argocd
+from cmp.check.applications import Application, Source
 from cmp.errors import ParameterError, PathError
+from cmp.helm import render
 from conftest import make_source
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cmp.credentials import load, parse, scrub
 from cmp.errors import ConfigError
+from cmp.init.credentials import load, parse, scrub
 
 FILE = """
 - url: https://charts.example.com

@@ -13,7 +13,7 @@ from emulator import Application, CmpServer
 from servers import PASSWORD, USER, chart_repository, free_port, library_chart, oci_registry, package, push, self_signed
 from sidecar_support import sidecar_bin, sidecar_env
 
-from cmp.dependencies import Cache, Dependency, present, read
+from cmp.init.dependencies import Cache, Dependency, present, read
 from conftest import ROOT, Result, run_cli
 
 

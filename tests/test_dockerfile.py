@@ -25,7 +25,8 @@ from sidecar_support import (
     tracked_files,
 )
 
-from cmp import __version__, plugin_yaml
+from cmp import __version__
+from cmp.inputs import plugin_yaml
 from conftest import ROOT
 
 DOCKERFILE = ROOT / "Dockerfile"

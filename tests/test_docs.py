@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cmp import params
+from cmp.inputs import parameters as params
 from conftest import ROOT, run_cli
 
 

@@ -12,7 +12,7 @@ import pytest
 from emulator import Application, CmpServer
 from sidecar_support import checkout, git_revision, plugin_applications, shared_tmp, sidecar_bin, sidecar_env
 
-from cmp.scope import Scope, ScopeTable, crd_scopes
+from cmp.ownership.scope import Scope, ScopeTable, crd_scopes
 from conftest import ROOT
 
 APPLICATIONS = plugin_applications()  # Helm or directory sources never reach the sidecar

@@ -18,7 +18,7 @@ import pytest
 
 from cmp import manifests, naming
 from cmp.model import Resource
-from cmp.scope import Scope, ScopeTable
+from cmp.ownership.scope import Scope, ScopeTable
 from conftest import ROOT, helm_template, named_objects, run_cli
 
 EXAMPLE = ROOT / "examples" / "operator-teams"

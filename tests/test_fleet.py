@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cmp import applications, fleet
-from cmp.applications import Application, Skip, Source
-from cmp.fleet import Claim, Job, Rendered
-from cmp.report import progress_wanted
+from cmp.check import applications, fleet
+from cmp.check.applications import Application, Skip, Source
+from cmp.check.fleet import Claim, Job, Rendered
+from cmp.check.report import progress_wanted
 from conftest import ROOT, TESTS, make_source
 
 SOURCES = TESTS / "cases" / "check" / "sources"
@@ -242,7 +242,13 @@ def test_generate_never_imports_the_check_modules() -> None:
     """check must not slow down generate, Argo CD's hot path."""
     code = "import sys, cmp.cli; print(' '.join(sorted(m for m in sys.modules if m.startswith('cmp'))))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert not {"cmp.applications", "cmp.appset", "cmp.argocd", "cmp.fleet", "cmp.report"} & set(loaded)
+    assert not {
+        "cmp.check.applications",
+        "cmp.check.appsets",
+        "cmp.check.sources",
+        "cmp.check.fleet",
+        "cmp.check.report",
+    } & set(loaded)
 
 
 def test_objects_of_odd_shapes_do_not_break_the_warnings() -> None:

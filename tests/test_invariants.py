@@ -18,9 +18,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cmp import goyaml, manifests, pipeline
+from cmp import goyaml, manifests
+from cmp.generate import pipeline
 from cmp.model import App
-from cmp.rules import Ownership, parse
+from cmp.ownership.rules import Ownership, parse
 
 # A fixed budget per test in CI, and the same examples every run (no flaky CI); a long run,
 # CHARTSHARE_PROPERTY_EXAMPLES=5000, draws new ones. No global profile: other modules keep their settings.

@@ -17,7 +17,10 @@ import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cmp import cli, launch, pipeline, render
+from cmp.cli import app as cli
+from cmp.cli import launch
+from cmp.generate import pipeline
+from cmp.helm import render
 from conftest import TESTS, run_cli
 
 CHART = TESTS / "charts" / "shared"

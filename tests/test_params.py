@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cmp import params
-from cmp.config import build, merged, release_from_app
 from cmp.errors import ParameterError, UsageError
+from cmp.inputs import parameters as params
+from cmp.inputs.config import build, merged, release_from_app
 
 
 def test_app_parameters_decode_every_type() -> None:

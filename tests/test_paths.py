@@ -8,8 +8,8 @@ import pytest
 import yaml
 from servers import library_chart
 
-from cmp.config import confine_tree
 from cmp.errors import PathError
+from cmp.inputs.config import confine_tree
 from conftest import run_cli
 
 

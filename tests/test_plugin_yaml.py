@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from emulator import PluginConfig
 
-from cmp import params, plugin_yaml
+from cmp.inputs import parameters as params
+from cmp.inputs import plugin_yaml
 from conftest import ROOT, run_cli
 
 PLUGIN_YAML = ROOT / "plugin.yaml"

@@ -8,10 +8,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cmp import goyaml, manifests, rules
+from cmp import goyaml, manifests
 from cmp.errors import RuleError
+from cmp.generate.pipeline import process
 from cmp.model import App, Resource
-from cmp.pipeline import process
+from cmp.ownership import rules
 
 CLUSTER_KINDS = (
     ("v1", "Namespace"),

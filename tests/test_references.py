@@ -9,9 +9,10 @@ import pytest
 import reference_cases
 from reference_cases import NAMESPACE, RENAMED, TARGET, case_objects
 
-from cmp import pipeline, rules
+from cmp.generate import pipeline
 from cmp.model import App, Resource
-from cmp.references import (
+from cmp.ownership import rules
+from cmp.ownership.references import (
     NAME_REFERENCES,
     POD_SPECS,
     SELECTOR_REFERENCES,
@@ -21,7 +22,7 @@ from cmp.references import (
     selects,
     walk,
 )
-from cmp.scope import Scope, ScopeTable
+from cmp.ownership.scope import Scope, ScopeTable
 
 APP = App(reference_cases.APP, reference_cases.APP, NAMESPACE)
 ROWS = {row.id: row for row in NAME_REFERENCES}

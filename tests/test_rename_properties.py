@@ -15,11 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cmp import goyaml, manifests, pipeline, rules
-from cmp.decide import landing_namespace, matching_rule
+from cmp import goyaml, manifests
 from cmp.errors import RuleError
+from cmp.generate import pipeline
 from cmp.model import App, Resource
-from cmp.scope import ScopeTable
+from cmp.ownership import rules
+from cmp.ownership.decide import landing_namespace, matching_rule
+from cmp.ownership.scope import ScopeTable
 from conftest import named_objects
 
 APP = App("team-b", "team-b", "team-b")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cmp import render
 from cmp.errors import HelmError
+from cmp.helm import render
 from conftest import ROOT, clean_env, process_gone
 
 

@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from cmp import handoff, manifests, naming, pipeline, rules
+from cmp import manifests, naming
 from cmp.errors import ConfigError, RuleError
+from cmp.generate import pipeline
 from cmp.model import App, Resource
-from cmp.rewrite import SYNC_OPTIONS, has_renamed_form, render_name
+from cmp.ownership import managed_namespace as handoff
+from cmp.ownership import rules
+from cmp.ownership.rewrite import SYNC_OPTIONS, has_renamed_form, render_name
 from conftest import ROOT
 
 APP = App("team-b", "team-b", "team-b")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cmp import rules
 from cmp.errors import ConfigError
 from cmp.model import Action
+from cmp.ownership import rules
 
 HEAD = "apiVersion: chartshare/v1\nkind: ChartShare\n"
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cmp import naming, rules
-from cmp.references import NAME_REFERENCES, SELECTOR_REFERENCES, NameReference, SelectorReference
+from cmp import naming
+from cmp.ownership import rules
+from cmp.ownership.references import NAME_REFERENCES, SELECTOR_REFERENCES, NameReference, SelectorReference
 from conftest import ROOT, TESTS
 
 DOCS = ROOT / "docs" / "rules.md"

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from cmp import goyaml, manifests
 from cmp.model import Resource
-from cmp.scope import crd_scopes
+from cmp.ownership.scope import crd_scopes
 
 SCALARS = [
     "v1",

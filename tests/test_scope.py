@@ -2,7 +2,7 @@ from typing import Any
 
 import pytest
 
-from cmp.scope import (
+from cmp.ownership.scope import (
     BUILTIN_CLUSTER_SCOPED,
     BUILTIN_NAMESPACED,
     CLUSTER_SCOPED_GROUPS,

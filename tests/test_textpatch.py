@@ -17,8 +17,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from test_scan import SETTINGS, any_documents
 
-from cmp import goyaml, manifests, rewrite, textpatch
+from cmp import goyaml, manifests
+from cmp.manifests import textpatch
 from cmp.model import Action, App, Decision
+from cmp.ownership import rewrite
 
 TOP = ["spec", "spec", "spec", "data", "x", "status", "new"]
 KEYS = ["group", "names", "scope", "versions", "a", "b", "name", "kind", "replicas", "app.kubernetes.io/name", "new"]

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from itertools import groupby
 from typing import Any
 
-from .fleet import PLUGIN_NAME, AppRow, Conflict, Report
+from cmp.check.fleet import PLUGIN_NAME, AppRow, Conflict, Report
 
 PROGRESS_MIN_JOBS = 8  # below this a progress bar only flickers
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._*?/-]*$")

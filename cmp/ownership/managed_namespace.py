@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import goyaml
-from .model import Action, App, Resource
-from .rewrite import Applied
+from cmp import goyaml
+from cmp.model import Action, App, Resource
+from cmp.ownership.rewrite import Applied
 
 # Keys that describe the object to Argo CD or helm, not the namespace: meaningless on a managed namespace.
 DROPPED_PREFIXES = ("argocd.argoproj.io/", "helm.sh/", "meta.helm.sh/")

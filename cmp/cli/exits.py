@@ -14,10 +14,10 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .errors import ChartShareError
+from cmp.errors import ChartShareError
 
 if TYPE_CHECKING:
-    from .launch import GenerateOptions
+    from cmp.cli.launch import GenerateOptions
 
 
 def say(line: str) -> None:
@@ -26,7 +26,8 @@ def say(line: str) -> None:
 
 def generate(options: GenerateOptions) -> None:
     """Argo CD's generate step: resolve the configuration, render, apply the rules, print."""
-    from . import manifests, pipeline
+    from cmp import manifests
+    from cmp.generate import pipeline
 
     resolved = options.resolve(os.environ)
     outcome = pipeline.generate(resolved)

@@ -24,9 +24,10 @@ from typing import Any
 
 import yaml
 
-from . import goyaml, params
-from .config import CONFIG_FILE, Config, build
-from .errors import ChartShareError
+from cmp import goyaml
+from cmp.errors import ChartShareError
+from cmp.inputs import parameters as params
+from cmp.inputs.config import CONFIG_FILE, Config, build
 
 RENDER_TIMEOUT = 30.0  # the announcement has the same 60 s as generate, and may build dependencies first
 DEPENDENCY_TIMEOUT = 20.0
@@ -42,7 +43,7 @@ def announce(
         config = build(app_dir, {}, env, app_name=app_name, repo_root=repo_root, helm=helm, timeout=RENDER_TIMEOUT)
     except ChartShareError as error:
         return [_config_entry("", f"this app's parameters are not valid: {error}")]
-    from . import pipeline
+    from cmp.generate import pipeline
 
     try:
         ownership = pipeline.load_ownership(config)
@@ -168,7 +169,8 @@ def _scalar(value: Any) -> str:
 
 def _decisions(config: Config, chart: Path, env: Mapping[str, str]) -> str:
     """One line on what the rules do for this app, from a real render."""
-    from . import dependencies, pipeline
+    from cmp.generate import pipeline
+    from cmp.init import dependencies
 
     try:
         build_spec = dependencies.Build(

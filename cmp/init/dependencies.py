@@ -25,10 +25,11 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from . import credentials, render
-from .config import CONFIG_FILE, confine_tree, find_repo_root, merged, resolve_path
-from .credentials import Credential, Credentials
-from .errors import ConfigError, HelmError, PathError
+from cmp.errors import ConfigError, HelmError, PathError
+from cmp.helm import render
+from cmp.init import credentials
+from cmp.init.credentials import Credential, Credentials
+from cmp.inputs.config import CONFIG_FILE, confine_tree, find_repo_root, merged, resolve_path
 
 DEFAULT_TIMEOUT = 30.0  # init and generate share Argo CD's 60 s; generate's helm gets 45 of them
 CACHE_ENV = "CHARTSHARE_CACHE"
@@ -226,7 +227,7 @@ def locate(app_dir: Path, env: Mapping[str, str], config: str | None, repo_root:
         config_path = None
     chart = app_dir
     if config_path is not None:
-        from . import rules
+        from cmp.ownership import rules
 
         display = str(config_path.relative_to(root)) if config_path.is_relative_to(root) else str(config_path)
         ownership = rules.load(config_path, display)

@@ -20,8 +20,8 @@ import enum
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from .rules import pointer_parts
-from .scope import GroupKind
+from cmp.ownership.rules import pointer_parts
+from cmp.ownership.scope import GroupKind
 
 
 class Where(enum.Enum):

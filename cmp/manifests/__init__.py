@@ -26,9 +26,9 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from . import goyaml
-from .errors import ManifestError
-from .model import Head, Resource
+from cmp import goyaml
+from cmp.errors import ManifestError
+from cmp.model import Head, Resource
 
 # k8s.io/apimachinery's YAMLReader: a line starting with `---` followed by nothing but blanks or a comment.
 _SEPARATOR_AT_START = re.compile(r"---[ \t]*(?:#[^\n]*)?(?:\n|\Z)")

@@ -23,9 +23,9 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from . import goyaml
-from .manifests import FIRST_CHILD, GLUED, ITEM_AT, KEY_LINE, Span, dedented
-from .rules import pointer_parts
+from cmp import goyaml
+from cmp.manifests import FIRST_CHILD, GLUED, ITEM_AT, KEY_LINE, Span, dedented
+from cmp.ownership.rules import pointer_parts
 
 _OPERATIONS = frozenset({"add", "replace", "remove", "test"})
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .model import Action, Decision, Resource
-from .rules import Ownership, Rule
-from .scope import Scope, ScopeTable
+from cmp.model import Action, Decision, Resource
+from cmp.ownership.rules import Ownership, Rule
+from cmp.ownership.scope import Scope, ScopeTable
 
 # Objects whose loss takes other objects with it: their owner's copy is protected from pruning by default.
 PROTECTED_BY_DEFAULT = frozenset(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from .errors import ConfigError
+from cmp.errors import ConfigError
 
 ENV = "CHARTSHARE_REPOSITORIES"
 KEYS = ("url", "username", "password", "caFile", "plainHttp")

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from . import goyaml
-from .applications import Application, Source
-from .config import release_from_app, resolve_path, resolve_values_files
-from .errors import ParameterError, PathError
-from .render import HelmInvocation
+from cmp import goyaml
+from cmp.check.applications import Application, Source
+from cmp.errors import ParameterError, PathError
+from cmp.helm.render import HelmInvocation
+from cmp.inputs.config import release_from_app, resolve_path, resolve_values_files
 
 # source.helm fields check maps onto helm's flags; the others change nothing check compares.
 HELM_FIELDS = (

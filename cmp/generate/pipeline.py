@@ -10,14 +10,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from . import handoff, manifests, render, rules
-from .config import Config, confine_tree, resolve_path
-from .decide import decide, matching_rule
-from .errors import ConfigError, ManifestError, RuleError
-from .model import Action, App, Decision, Resource, ResourceId
-from .rewrite import Applied, aggregation_notices, apply, describe, preload
-from .rules import Ownership
-from .scope import Scope, ScopeTable, crd_scopes
+from cmp import manifests
+from cmp.errors import ConfigError, ManifestError, RuleError
+from cmp.helm import render
+from cmp.inputs.config import Config, confine_tree, resolve_path
+from cmp.model import Action, App, Decision, Resource, ResourceId
+from cmp.ownership import managed_namespace as handoff
+from cmp.ownership import rules
+from cmp.ownership.decide import decide, matching_rule
+from cmp.ownership.rewrite import Applied, aggregation_notices, apply, describe, preload
+from cmp.ownership.rules import Ownership
+from cmp.ownership.scope import Scope, ScopeTable, crd_scopes
 
 
 class Outcome(NamedTuple):

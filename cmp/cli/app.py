@@ -14,8 +14,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import __version__, run
-from .errors import UsageError
+from cmp import __version__
+from cmp.cli import exits
+from cmp.errors import UsageError
 
 app = typer.Typer(
     name="chartshare",
@@ -86,9 +87,9 @@ def generate(
     repo_root: RepoRoot = None,
 ) -> None:
     """Render the chart and print the manifests this Application owns (Argo CD's generate step)."""
-    from .launch import GenerateOptions
+    from cmp.cli.launch import GenerateOptions
 
-    run.generate(
+    exits.generate(
         GenerateOptions(
             app_dir=app_dir,
             release_name=release_name,
@@ -123,10 +124,10 @@ def init_(
 ) -> None:
     """Make the chart's dependencies present (Argo CD's init step): vendored charts/ as they are, file://
     packaged offline, HTTP(S) and OCI repositories with $CHARTSHARE_REPOSITORIES credentials and a cache."""
-    from . import dependencies
+    from cmp.init import dependencies
 
     for line in dependencies.run(app_dir, os.environ, config=config, helm=helm, timeout=timeout, repo_root=repo_root):
-        run.say(f"init: {line}")
+        exits.say(f"init: {line}")
 
 
 @app.command()
@@ -138,7 +139,7 @@ def parameters(
 ) -> None:
     """Print the dynamic parameter announcement (JSON) for Argo CD's Parameters tab: the chart's values,
     the value files found beside it, and what the ownership rules decide for this app."""
-    from . import announce
+    from cmp.parameters import announce
 
     entries = announce.announce(app_dir, os.environ, app_name=app_name, helm=helm, repo_root=repo_root)
     sys.stdout.write(announce.render(entries))
@@ -180,9 +181,9 @@ def check(
     ] = None,
 ) -> None:
     """Render every Application from Git and report objects two of them would both claim (exit 1)."""
-    from . import applications, fleet
-    from . import report as reporting
-    from .config import DEFAULT_TIMEOUT
+    from cmp.check import applications, fleet
+    from cmp.check import report as reporting
+    from cmp.inputs.config import DEFAULT_TIMEOUT
 
     root = repo_root.resolve()
     if not root.is_dir():
@@ -208,10 +209,10 @@ def _refuse(problems: list[str]) -> None:
     """Bad input: every problem on stderr, nothing on stdout, exit 2."""
     if problems:
         for problem in problems:
-            run.say(f"error: {problem}")
+            exits.say(f"error: {problem}")
         raise typer.Exit(2)
 
 
 def main() -> None:
     """Console entry point: every failure becomes one stderr line and an exit status, never a traceback."""
-    run.guarded(app)
+    exits.guarded(app)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from .config import Config
+    from cmp.inputs.config import Config
 
 
 class GenerateOptions(NamedTuple):
@@ -51,8 +51,8 @@ class GenerateOptions(NamedTuple):
 
     def resolve(self, env: Mapping[str, str]) -> Config:
         """The run's configuration: flags over Application parameters over plugin env over defaults."""
-        from . import config as configuration
-        from .params import Value, parse_pairs
+        from cmp.inputs import config as configuration
+        from cmp.inputs.parameters import Value, parse_pairs
 
         flags: dict[str, Value | None] = {
             "release-name": self.release_name,
@@ -175,8 +175,8 @@ def _chart_entry(text: str) -> str | None:
 def start_early(options: GenerateOptions, env: Mapping[str, str]) -> None:
     """Start helm for a plain `generate` command line; silently do nothing when unsure or on any error."""
     try:
-        from . import render
-        from .config import resolve_path
+        from cmp.helm import render
+        from cmp.inputs.config import resolve_path
 
         config = options.resolve(env)
         chart = config.app_dir
@@ -205,7 +205,7 @@ def _stop(signum: int, frame: object) -> None:
 def _leave_at_once() -> None:
     """After a successful generate everything is written and helm is reaped: exit without the interpreter
     tearing down the render's objects one by one (milliseconds Argo CD waits for on every refresh)."""
-    from .render import discard_early
+    from cmp.helm.render import discard_early
 
     discard_early()
     try:  # run.generate flushed its output already: nothing is left to fail here
@@ -223,19 +223,19 @@ def main() -> None:
     try:
         options = read_generate(sys.argv[1:])
         if options is None:
-            from .cli import main as run_cli
+            from cmp.cli.app import main as run_cli
 
             run_cli()
             return
         start_early(options, os.environ)
-        from . import run
+        from cmp.cli import exits
 
-        run.guarded(lambda: run.generate(options))
+        exits.guarded(lambda: exits.generate(options))
         _leave_at_once()
     except _Stopped:
         sys.stderr.write("chartshare: error: stopped by SIGTERM; helm and everything it started were killed\n")
         sys.exit(143)
     finally:
-        from .render import discard_early
+        from cmp.helm.render import discard_early
 
         discard_early()

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Literal, NamedTuple, Union
 
-from .errors import ParameterError
+from cmp.errors import ParameterError
 
 Kind = Literal["string", "array", "map"]
 Value = Union[str, tuple[str, ...], tuple[tuple[str, str], ...]]

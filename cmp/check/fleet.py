@@ -22,13 +22,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import argocd, goyaml, manifests, pipeline, render
-from .applications import Application, Skip, Source
-from .config import CONFIG_FILE, build, confine_tree
-from .errors import ChartShareError
-from .model import Resource, ResourceId
-from .rewrite import SYNC_OPTIONS, Applied
-from .scope import Scope, ScopeTable, crd_scopes
+from cmp import goyaml, manifests
+from cmp.check import sources as argocd
+from cmp.check.applications import Application, Skip, Source
+from cmp.errors import ChartShareError
+from cmp.generate import pipeline
+from cmp.helm import render
+from cmp.inputs.config import CONFIG_FILE, build, confine_tree
+from cmp.model import Resource, ResourceId
+from cmp.ownership.rewrite import SYNC_OPTIONS, Applied
+from cmp.ownership.scope import Scope, ScopeTable, crd_scopes
 
 PLUGIN_NAME = "chartshare-v1"  # plugin.yaml: metadata.name chartshare, spec.version v1
 TRACKING_ID = "argocd.argoproj.io/tracking-id"

@@ -17,10 +17,10 @@ from typing import Any, NamedTuple, TypeVar
 
 import yaml
 
-from . import goyaml
-from .errors import ConfigError
-from .model import Action, Resource
-from .scope import parse_kind_entry
+from cmp import goyaml
+from cmp.errors import ConfigError
+from cmp.model import Action, Resource
+from cmp.ownership.scope import parse_kind_entry
 
 API_VERSION = "chartshare/v1"
 KIND = "ChartShare"

@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from . import naming, params
-from .errors import ParameterError, PathError, UsageError
-from .params import Value
+from cmp import naming
+from cmp.errors import ParameterError, PathError, UsageError
+from cmp.inputs import parameters as params
+from cmp.inputs.parameters import Value
 
 DEFAULT_TIMEOUT = 45.0  # Argo CD SIGKILLs a plugin at 60 s; helm must be stopped, and reported, before that
 GRPC_LIMIT_MB = 100  # Argo CD's default ARGOCD_GRPC_MAX_SIZE_MB: the whole manifest response must fit

@@ -17,8 +17,9 @@ from typing import Any
 
 import yaml
 
-from . import appset, goyaml
-from .model import split_api_version
+from cmp import goyaml
+from cmp.check import appsets as appset
+from cmp.model import split_api_version
 
 ARGO_GROUP = "argoproj.io"
 IN_CLUSTER_SERVER = "https://kubernetes.default.svc"

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     import tempfile
 
-    from .config import Config
+    from cmp.inputs.config import Config
 
-from .errors import HelmError
+from cmp.errors import HelmError
 
 _STDERR_LIMIT = 2000  # Argo CD shows stderr in its UI; a whole helm trace would bury the cause
 HELM2_SIGN = "unknown flag: --include-crds"  # how helm 2 answers every argv helm_args builds

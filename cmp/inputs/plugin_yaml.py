@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .params import PARAMETERS, Parameter
+from cmp.inputs.parameters import PARAMETERS, Parameter
 
 NAME = "chartshare"
 VERSION = "v1"

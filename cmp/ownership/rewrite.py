@@ -15,15 +15,15 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import manifests
-from .decide import landing_namespace
-from .errors import RuleError
-from .model import Action, App, Decision, Resource, ResourceId
-from .rules import PLACEHOLDERS, UNRENAMEABLE, Ownership, ReferenceSpec, pointer_parts
-from .scope import Scope, ScopeTable
+from cmp import manifests
+from cmp.errors import RuleError
+from cmp.model import Action, App, Decision, Resource, ResourceId
+from cmp.ownership.decide import landing_namespace
+from cmp.ownership.rules import PLACEHOLDERS, UNRENAMEABLE, Ownership, ReferenceSpec, pointer_parts
+from cmp.ownership.scope import Scope, ScopeTable
 
 if TYPE_CHECKING:  # the reference table, name rules and text patches load only when a rule needs them
-    from .references import NameReference, Slot, Where
+    from cmp.ownership.references import NameReference, Slot, Where
 
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 PROTECTION = ("Prune=false", "Delete=false")
@@ -97,7 +97,7 @@ def apply(
 
     fixes: dict[int, list[Fix]] = {}
     if renames:
-        from .references import NAME_REFERENCES
+        from cmp.ownership.references import NAME_REFERENCES
 
         rows = NAME_REFERENCES + user_rows(ownership.references if ownership else ())
         fixes = fix_references([resource for resource, _ in emitted], renames, rows, app, scopes, ownership)
@@ -122,9 +122,9 @@ def preload(ownership: Ownership | None) -> None:
     than after it, when every millisecond adds to the render's time."""
     rules = ownership.rules if ownership is not None else ()
     if any(rule.others is Action.RENAME for rule in rules):
-        from . import naming, references  # noqa: F401
+        from cmp.ownership import references  # noqa: F401
     if any(rule.patch for rule in rules):
-        from . import textpatch  # noqa: F401
+        from cmp.manifests import textpatch  # noqa: F401
 
 
 # --- renames -------------------------------------------------------------------------------------------------
@@ -171,7 +171,7 @@ def _rename(
     if has_renamed_form(resource.name, template, values):
         return None
     new = render_name(template, values)
-    from . import naming
+    from cmp import naming
 
     problem = naming.rule_for(resource.group, resource.kind).problem(new)
     if problem:
@@ -201,7 +201,7 @@ def _rename(
 
 def user_rows(specs: Iterable[ReferenceSpec]) -> tuple[NameReference, ...]:
     """`references:` entries as table rows; the target's namespace follows its scope."""
-    from .references import NameReference, Where
+    from cmp.ownership.references import NameReference, Where
 
     return tuple(
         NameReference(
@@ -226,7 +226,7 @@ def fix_references(
     returns the fixes by resource index."""
     if not renames:
         return {}
-    from . import references
+    from cmp.ownership import references
 
     old_names: dict[str, set[str]] = {}  # renamed kind -> the names it had
     for rename in renames:
@@ -283,7 +283,7 @@ def _target(
 
 
 def _expected_namespace(where: Where, slot: Slot, referrer: str, rename: Renamed) -> str:
-    from .references import Where
+    from cmp.ownership.references import Where
 
     if where is Where.CLUSTER:
         return ""
@@ -338,7 +338,7 @@ def _patch_text(resource: Resource, operations: Sequence[dict[str, Any]]) -> boo
     text can take; False leaves it to the object path (which also gives every error)."""
     if resource.parsed or resource.text is None or resource.head is None:
         return False
-    from . import textpatch
+    from cmp.manifests import textpatch
 
     patched = textpatch.apply(resource.text, operations)
     if patched is None:
@@ -471,7 +471,7 @@ def aggregation_notices(emitted: Sequence[Applied]) -> list[str]:
     notices: list[str] = []
     if all(applied.renamed_from is None for applied in emitted):
         return notices
-    from . import references
+    from cmp.ownership import references
 
     for row in references.SELECTOR_REFERENCES:
         group, kind = row.target

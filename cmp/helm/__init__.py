@@ -1,0 +1,1 @@
+"""helm as a subprocess: the template invocation, the process runner with its deadline, the early start."""

@@ -1,0 +1,1 @@
+"""The `init` command: the chart's dependencies made present before `generate` renders it."""

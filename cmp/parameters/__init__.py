@@ -1,0 +1,1 @@
+"""The `parameters` command: the dynamic parameter announcement for Argo CD's Parameters tab."""
