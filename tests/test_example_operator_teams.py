@@ -17,7 +17,7 @@ import kubernetes_validate
 import pytest
 
 from cmp import manifests, naming
-from cmp.model import Resource
+from cmp.manifests import Resource
 from cmp.ownership.scope import Scope, ScopeTable
 from conftest import ROOT, helm_template, named_objects, run_cli
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from cmp import goyaml, manifests
 from cmp.errors import RuleError
 from cmp.generate.pipeline import process
-from cmp.model import App, Resource
+from cmp.manifests import Resource
+from cmp.model import App
 from cmp.ownership import rules
 
 CLUSTER_KINDS = (

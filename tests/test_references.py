@@ -10,7 +10,8 @@ import reference_cases
 from reference_cases import NAMESPACE, RENAMED, TARGET, case_objects
 
 from cmp.generate import pipeline
-from cmp.model import App, Resource
+from cmp.manifests import Resource
+from cmp.model import App
 from cmp.ownership import rules
 from cmp.ownership.references import (
     NAME_REFERENCES,

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from cmp import goyaml, manifests
 from cmp.errors import RuleError
 from cmp.generate import pipeline
-from cmp.model import App, Resource
+from cmp.manifests import Resource
+from cmp.model import App
 from cmp.ownership import rules
 from cmp.ownership.decide import landing_namespace, matching_rule
 from cmp.ownership.scope import ScopeTable

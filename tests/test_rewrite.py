@@ -12,7 +12,8 @@ import pytest
 from cmp import manifests, naming
 from cmp.errors import ConfigError, RuleError
 from cmp.generate import pipeline
-from cmp.model import App, Resource
+from cmp.manifests import Resource
+from cmp.model import App
 from cmp.ownership import managed_namespace as handoff
 from cmp.ownership import rules
 from cmp.ownership.rewrite import SYNC_OPTIONS, has_renamed_form, render_name

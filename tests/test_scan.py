@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cmp import goyaml, manifests
-from cmp.model import Resource
+from cmp.manifests import Resource
 from cmp.ownership.scope import crd_scopes
 
 SCALARS = [

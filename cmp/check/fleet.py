@@ -29,7 +29,8 @@ from cmp.errors import ChartShareError
 from cmp.generate import pipeline
 from cmp.helm import render
 from cmp.inputs.config import CONFIG_FILE, build, confine_tree
-from cmp.model import Resource, ResourceId
+from cmp.manifests import Resource
+from cmp.model import ResourceId
 from cmp.ownership.rewrite import SYNC_OPTIONS, Applied
 from cmp.ownership.scope import Scope, ScopeTable, crd_scopes
 

@@ -14,7 +14,8 @@ from cmp import manifests
 from cmp.errors import ConfigError, ManifestError, RuleError
 from cmp.helm import render
 from cmp.inputs.config import Config, confine_tree, resolve_path
-from cmp.model import Action, App, Decision, Resource, ResourceId
+from cmp.manifests import Resource
+from cmp.model import Action, App, Decision, ResourceId
 from cmp.ownership import managed_namespace as handoff
 from cmp.ownership import rules
 from cmp.ownership.decide import decide, matching_rule

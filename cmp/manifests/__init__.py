@@ -28,7 +28,22 @@ import yaml
 
 from cmp import goyaml
 from cmp.errors import ManifestError
-from cmp.model import Head, Resource
+from cmp.manifests.exact import load, where
+from cmp.manifests.resource import Head, Resource, searchable, surely_lacks
+
+__all__ = [
+    "Chunk",
+    "Head",
+    "Resource",
+    "emit_json",
+    "emit_yaml",
+    "parse",
+    "refuse_oversize",
+    "scan",
+    "searchable",
+    "split",
+    "surely_lacks",
+]
 
 # k8s.io/apimachinery's YAMLReader: a line starting with `---` followed by nothing but blanks or a comment.
 _SEPARATOR_AT_START = re.compile(r"---[ \t]*(?:#[^\n]*)?(?:\n|\Z)")
@@ -142,68 +157,33 @@ def parse(stream: str) -> list[Resource]:
             resources.append(_checked(resource, source))
             continue
         chunk = Chunk(text, source)
-        obj = _load(chunk)
+        obj = load(chunk.text, chunk.source)
         if obj is None:
             continue
         if not isinstance(obj, dict):
-            raise ManifestError(f"{_where(source)}: a document must be a mapping, got {type(obj).__name__}")
+            raise ManifestError(f"{where(source)}: a document must be a mapping, got {type(obj).__name__}")
         items = obj.get("items")
         if isinstance(items, list):  # Argo CD flattens anything with an `items` list
             for position, item in enumerate(items):
                 if not isinstance(item, dict):
-                    raise ManifestError(f"{_where(source)}: items[{position}] of a List is not a mapping")
+                    raise ManifestError(f"{where(source)}: items[{position}] of a List is not a mapping")
                 resources.append(_checked(Resource(item, source, None, len(resources)), source))
         else:
             resources.append(_checked(Resource(obj, source, text, len(resources)), source))
     return resources
 
 
-def load_object(text: str, source: str) -> dict[str, Any]:
-    """The whole object of a document the scan identified (so it is a mapping, unless the YAML is broken)."""
-    chunk = Chunk(text, source)
-    obj = _load(chunk)
-    if not isinstance(obj, dict):
-        raise ManifestError(f"{_where(source)}: a document must be a mapping, got {type(obj).__name__}")
-    return obj
-
-
-def load_metadata(text: str, head: Head, source: str) -> dict[str, Any] | None:
-    """`metadata` alone, parsed from its entry in the text; None when the object has no such mapping."""
-    if head.metadata is None:
-        return None
-    start, end = head.metadata
-    value = _load(Chunk(text[start:end], source))
-    metadata = value.get("metadata") if isinstance(value, dict) else None
-    return metadata if isinstance(metadata, dict) else None
-
-
-def _load(chunk: Chunk) -> Any:
-    try:
-        return goyaml.load(chunk.text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f" line {mark.line + 1}:" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise ManifestError(f"{_where(chunk.source)}:{line} not valid YAML: {problem}") from None
-    except RecursionError:
-        raise ManifestError(f"{_where(chunk.source)}: a document is nested too deeply to process") from None
-
-
 def _checked(resource: Resource, source: str) -> Resource:
     if not resource.kind or not resource.kind_is_text:
         raise ManifestError(
-            f"{_where(source)}: a document has no `kind` (Argo CD rejects the whole output); "
+            f"{where(source)}: a document has no `kind` (Argo CD rejects the whole output); "
             "fix the template so every document is a complete Kubernetes object"
         )
     if not resource.api_version:
-        raise ManifestError(f"{_where(source)}: {resource.kind} has no `apiVersion`")
+        raise ManifestError(f"{where(source)}: {resource.kind} has no `apiVersion`")
     if not resource.name and not resource.generate_name:
-        raise ManifestError(f"{_where(source)}: {resource.kind} has no `metadata.name`")
+        raise ManifestError(f"{where(source)}: {resource.kind} has no `metadata.name`")
     return resource
-
-
-def _where(source: str) -> str:
-    return f"template {source}" if source else "helm output"
 
 
 # ---------------------------------------------------------------------------------------------------------

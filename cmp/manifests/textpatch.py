@@ -24,7 +24,8 @@ from typing import Any, NamedTuple
 import yaml
 
 from cmp import goyaml
-from cmp.manifests import FIRST_CHILD, GLUED, ITEM_AT, KEY_LINE, Span, dedented
+from cmp.manifests import FIRST_CHILD, GLUED, ITEM_AT, KEY_LINE, Span, dedented, scan
+from cmp.manifests.resource import Resource
 from cmp.ownership.rules import pointer_parts
 
 _OPERATIONS = frozenset({"add", "replace", "remove", "test"})
@@ -249,3 +250,19 @@ def _dumped_entry(key: str, value: Any, indent: int) -> str | None:
         return None
     pad = " " * indent
     return "\n".join(pad + line if line else line for line in dumped.split("\n"))
+
+
+def patch_resource(resource: Resource, operations: Sequence[dict[str, Any]]) -> bool:
+    """Carry the patch out on helm's text, when the document is still unparsed text and the patch is one the
+    text can take; False leaves it to the object path (which also gives every error)."""
+    if resource.parsed or resource.text is None or resource.head is None:
+        return False
+    patched = apply(resource.text, operations)
+    if patched is None:
+        return False
+    if patched != resource.text:
+        scanned = scan(patched)
+        if scanned is None or scanned[0][:5] != resource.head[:5]:  # identity must read as before
+            return False
+        resource.edit_text(patched, scanned[0])
+    return True

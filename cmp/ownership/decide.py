@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cmp.model import Action, Decision, Resource
+from cmp.manifests import Resource
+from cmp.model import Action, Decision
 from cmp.ownership.rules import Ownership, Rule
 from cmp.ownership.scope import Scope, ScopeTable
 

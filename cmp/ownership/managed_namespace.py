@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cmp import goyaml
-from cmp.model import Action, App, Resource
+from cmp.manifests import Resource
+from cmp.model import Action, App
 from cmp.ownership.rewrite import Applied
 
 # Keys that describe the object to Argo CD or helm, not the namespace: meaningless on a managed namespace.

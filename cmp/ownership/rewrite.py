@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from cmp import manifests
 from cmp.errors import RuleError
-from cmp.model import Action, App, Decision, Resource, ResourceId
+from cmp.manifests import Resource, searchable, surely_lacks
+from cmp.model import Action, App, Decision, ResourceId
 from cmp.ownership.decide import landing_namespace
 from cmp.ownership.rules import PLACEHOLDERS, UNRENAMEABLE, Ownership, ReferenceSpec, pointer_parts
 from cmp.ownership.scope import Scope, ScopeTable
@@ -301,7 +301,7 @@ def _patch(resource: Resource, decision: Decision, ownership: Ownership | None) 
     """Apply the rule's RFC 6902 operations in order; returns how many were applied."""
     if not decision.patch:
         return 0
-    if _patch_text(resource, decision.patch):
+    if _text_patched(resource, decision.patch):
         return len(decision.patch)
     import jsonpatch  # only apps whose rules patch pay for the import
     import jsonpointer
@@ -333,22 +333,10 @@ def _patch(resource: Resource, decision: Decision, ownership: Ownership | None) 
     return len(decision.patch)
 
 
-def _patch_text(resource: Resource, operations: Sequence[dict[str, Any]]) -> bool:
-    """Carry the patch out on helm's text, when the document is still unparsed text and the patch is one the
-    text can take; False leaves it to the object path (which also gives every error)."""
-    if resource.parsed or resource.text is None or resource.head is None:
-        return False
-    from cmp.manifests import textpatch
+def _text_patched(resource: Resource, operations: Sequence[dict[str, Any]]) -> bool:
+    from cmp.manifests import textpatch  # only apps whose rules patch load it
 
-    patched = textpatch.apply(resource.text, operations)
-    if patched is None:
-        return False
-    if patched != resource.text:
-        scanned = manifests.scan(patched)
-        if scanned is None or scanned[0][:5] != resource.head[:5]:  # identity must read as before
-            return False
-        resource.edit_text(patched, scanned[0])
-    return True
+    return textpatch.patch_resource(resource, operations)
 
 
 def _operation(operation: dict[str, Any]) -> str:
@@ -509,22 +497,6 @@ def aggregation_notices(emitted: Sequence[Applied]) -> list[str]:
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
-
-
-def searchable(words: Iterable[str]) -> tuple[str, ...] | None:
-    """The words, when looking for each in a document's text can rule it out: none is empty or holds
-    whitespace (at which a folded scalar could break it); None otherwise."""
-    found = tuple(words)
-    return None if any(not word or any(char.isspace() for char in word) for word in found) else found
-
-
-def surely_lacks(resource: Resource, words: tuple[str, ...] | None) -> bool:
-    """Whether a document not yet parsed surely holds none of the `searchable` words, read from its text
-    alone: true when its text has no backslash (so no string in it is escaped) and no word is in it."""
-    text = resource.text
-    if words is None or resource.parsed or text is None or "\\" in text:
-        return False
-    return not any(word in text for word in words)
 
 
 def _rule_label(decision: Decision, ownership: Ownership | None) -> str:

@@ -19,7 +19,8 @@ import yaml
 
 from cmp import goyaml
 from cmp.errors import ConfigError
-from cmp.model import Action, Resource
+from cmp.manifests import Resource
+from cmp.model import Action
 from cmp.ownership.scope import parse_kind_entry
 
 API_VERSION = "chartshare/v1"
