@@ -5,7 +5,7 @@ the exit status, on helm 3 and helm 4.
 folder, which is then a small repository of its own), `exit`, and `stderr_contains` (for messages that quote
 helm, whose wording differs between majors: those lines are checked by substring, the rest of stderr exactly).
 `expected.out` and `expected.err` hold the streams, with `{cwd}` standing for the working directory.
-`UPDATE_GOLDEN=1 pytest tests/test_check_golden.py` rewrites them; review the diff before committing.
+`UPDATE_GOLDEN=1 pytest tests/check/test_golden_check.py` rewrites them; review the diff before committing.
 """
 
 from __future__ import annotations

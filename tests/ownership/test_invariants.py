@@ -1,7 +1,7 @@
 """Invariants of the ownership stage over generated fleets, renders and rule sets (hypothesis).
 
 CI runs a fixed budget (60 examples per test); `CHARTSHARE_PROPERTY_EXAMPLES=5000 pytest
-tests/test_invariants.py` runs many more. The stage under test is `pipeline.process`, the pure heart
+tests/ownership/test_invariants.py` runs many more. The stage under test is `pipeline.process`, the pure heart
 `generate` and `check` share, fed streams shaped like helm's (`# Source:` comments, block and flow
 styles, comments, sync-options).
 """

@@ -1,6 +1,6 @@
 """A patch carried out on helm's text must read exactly as jsonpatch's result on the parsed object.
 
-The documents are the header scan's generated ones (tests/test_scan.py): loose YAML rich in what defeats a
+The documents are the header scan's generated ones (tests/manifests/test_scan.py): loose YAML rich in what defeats a
 line-by-line reading. The oracle is jsonpatch on the full parse: whenever the text patch answers, its text
 parses to what jsonpatch gives; when jsonpatch fails, the text patch must not answer (the object path then
 reports the failure with its own words).

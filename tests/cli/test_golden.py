@@ -2,7 +2,7 @@
 
 `case.yaml` gives `args` (after `generate`), `env`, optionally `app_dir` (relative to tests/, default the case
 folder) and `exit`; `expected.out` and `expected.err` hold stdout and stderr, with `{tests}` standing for the
-tests folder. Every case runs on helm 3 and helm 4. `UPDATE_GOLDEN=1 pytest tests/test_golden.py` rewrites
+tests folder. Every case runs on helm 3 and helm 4. `UPDATE_GOLDEN=1 pytest tests/cli/test_golden.py` rewrites
 the expected files; review the diff before committing.
 """
 
