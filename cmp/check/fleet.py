@@ -9,13 +9,10 @@ change between runs), and, given live objects, the prunes that adopting the rule
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import re
 import shlex
 import signal
-import tarfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
@@ -23,50 +20,23 @@ from pathlib import Path
 from typing import Any
 
 from cmp import goyaml, manifests
+from cmp.annotations import PRUNE_SAFE, SYNC_OPTIONS, TRACKING_ID, sync_options
 from cmp.check import sources as argocd
 from cmp.check.applications import Application, Skip, Source
 from cmp.errors import ChartShareError
 from cmp.generate import pipeline
 from cmp.helm import render
+from cmp.helm.nondeterminism import uses_nondeterministic_functions
 from cmp.inputs.config import CONFIG_FILE, build, confine_tree
 from cmp.manifests import Resource
 from cmp.model import ResourceId
-from cmp.ownership.rewrite import SYNC_OPTIONS, Applied
+from cmp.ownership.rewrite import Applied
 from cmp.ownership.scope import Scope, ScopeTable, crd_scopes
 
 PLUGIN_NAME = "chartshare-v1"  # plugin.yaml: metadata.name chartshare, spec.version v1
-TRACKING_ID = "argocd.argoproj.io/tracking-id"
 CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
 NAMESPACE = ("", "Namespace")
-PRUNE_SAFE = ("Prune=false", "Prune=confirm")  # the only live settings that stop a prune
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-
-# Template functions whose output changes from one render to the next (sprig, helm): a chart using one
-# is rendered twice and compared.
-NONDETERMINISTIC = (
-    "randAlphaNum",
-    "randAlpha",
-    "randNumeric",
-    "randAscii",
-    "randInt",
-    "randBytes",
-    "uuidv4",
-    "shuffle",
-    "now",
-    "htpasswd",
-    "bcrypt",
-    "encryptAES",
-    "genPrivateKey",
-    "genCA",
-    "genCAWithKey",
-    "genSelfSignedCert",
-    "genSelfSignedCertWithKey",
-    "genSignedCert",
-    "genSignedCertWithKey",
-)
-_NONDETERMINISTIC = re.compile(r"\b(?:" + "|".join(NONDETERMINISTIC) + r")\b")
-_ACTION = re.compile(r"\{\{.*?\}\}", re.S)
-_SCAN_LIMIT = 1 << 20
 
 # helm's words for a chart whose dependencies were never built. Argo CD's init step builds them in a scratch
 # copy of the repository; check reads the checkout as it is and never writes into it.
@@ -267,43 +237,6 @@ def _claim(resource: Resource, destination: str, scopes: ScopeTable) -> Claim | 
     cluster_scoped = scopes.of(resource.group, resource.kind) is Scope.CLUSTER
     namespace = "" if cluster_scoped else (resource.namespace or destination)
     return Claim(resource.group, resource.kind, namespace, resource.name, resource.obj)
-
-
-def uses_nondeterministic_functions(chart: Path, values: Iterable[Path]) -> bool:
-    """Whether a template action of the chart (subcharts and packed .tgz included) or a values file (for
-    `tpl`) calls a function from NONDETERMINISTIC."""
-    return _chart_is_nondeterministic(chart) or _calls_nondeterministic(_texts(values))
-
-
-@functools.lru_cache(maxsize=256)
-def _chart_is_nondeterministic(chart: Path) -> bool:
-    """Per chart and worker process: a fleet renders the same few charts many times."""
-    return _calls_nondeterministic(_texts(sorted(chart.rglob("*"))))
-
-
-def _calls_nondeterministic(texts: Iterable[str]) -> bool:
-    return any(_NONDETERMINISTIC.search(action) for text in texts for action in _ACTION.findall(text))
-
-
-def _texts(paths: Iterable[Path]) -> Iterator[str]:
-    for path in paths:
-        if not path.is_file() or path.stat().st_size > _SCAN_LIMIT:
-            continue
-        if path.name.endswith(".tgz"):
-            yield from _packed(path)
-        else:
-            yield path.read_text(encoding="utf-8", errors="replace")
-
-
-def _packed(path: Path) -> Iterator[str]:
-    try:
-        with tarfile.open(path, "r:gz") as archive:
-            for member in archive.getmembers():
-                handle = archive.extractfile(member) if member.isfile() and member.size <= _SCAN_LIMIT else None
-                if handle is not None:
-                    yield handle.read().decode("utf-8", errors="replace")
-    except (OSError, tarfile.TarError):
-        return
 
 
 def differences(first: Sequence[Claim], second: Sequence[Claim]) -> Iterator[tuple[str, str, tuple[str, ...]]]:
@@ -516,13 +449,8 @@ def _canonical(obj: Mapping[str, Any]) -> str:
     return json.dumps(obj, sort_keys=True, default=str)
 
 
-def _sync_options(obj: Mapping[str, Any]) -> list[str]:
-    raw = _field(obj, "metadata", "annotations").get(SYNC_OPTIONS)
-    return [option.strip() for option in str(raw or "").split(",") if option.strip()]
-
-
 def _prune_safe(obj: Mapping[str, Any]) -> bool:
-    return any(option in PRUNE_SAFE for option in _sync_options(obj))
+    return any(option in PRUNE_SAFE for option in sync_options(_field(obj, "metadata", "annotations")))
 
 
 def _shared_warnings(
@@ -762,7 +690,9 @@ def tracking(obj: Mapping[str, Any]) -> tuple[str, ResourceId] | None:
 
 def annotate_command(obj: Mapping[str, Any], resource: ResourceId) -> str:
     """`kubectl annotate` adding Prune=false to the live object's sync-options, keeping the ones it has."""
-    options = [option for option in _sync_options(obj) if not option.startswith("Prune=")] + ["Prune=false"]
+    options = [
+        option for option in sync_options(_field(obj, "metadata", "annotations")) if not option.startswith("Prune=")
+    ] + ["Prune=false"]
     kind = resource.kind.lower() + (f".{resource.group}" if resource.group else "")
     words = ["kubectl", "annotate"]
     if resource.namespace:

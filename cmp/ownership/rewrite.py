@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from cmp.annotations import PROTECTION, SYNC_OPTIONS, sync_options
 from cmp.errors import RuleError
 from cmp.manifests import Resource, searchable, surely_lacks
 from cmp.model import Action, App, Decision, ResourceId
@@ -25,8 +26,6 @@ from cmp.ownership.scope import Scope, ScopeTable
 if TYPE_CHECKING:  # the reference table, name rules and text patches load only when a rule needs them
     from cmp.ownership.references import NameReference, Slot, Where
 
-SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
-PROTECTION = ("Prune=false", "Delete=false")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
@@ -413,7 +412,7 @@ def protect(resource: Resource) -> bool:
     annotations = metadata.get("annotations")
     if not isinstance(annotations, dict):
         annotations = {}
-    options = [option.strip() for option in str(annotations.get(SYNC_OPTIONS) or "").split(",") if option.strip()]
+    options = sync_options(annotations)
     present = {option.partition("=")[0] for option in options}
     missing = [option for option in PROTECTION if option.partition("=")[0] not in present]
     if not missing:

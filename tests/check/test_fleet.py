@@ -13,10 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cmp.annotations import SYNC_OPTIONS, TRACKING_ID
 from cmp.check import applications, fleet
 from cmp.check.applications import Application, Skip, Source
 from cmp.check.fleet import Claim, Job, Rendered
 from cmp.check.report import progress_wanted
+from cmp.helm import nondeterminism
 from conftest import ROOT, TESTS, make_source
 
 SOURCES = TESTS / "cases" / "check" / "sources"
@@ -97,7 +99,7 @@ def test_the_pool_returns_results_in_job_order(helm: str) -> None:
 def test_random_functions_are_found_in_actions_of_packed_subcharts(tmp_path: Path) -> None:
     (tmp_path / "plain" / "templates").mkdir(parents=True)
     (tmp_path / "plain" / "templates" / "a.yaml").write_text("# now and then\nkind: ConfigMap\n")
-    assert not fleet.uses_nondeterministic_functions(tmp_path / "plain", ())
+    assert not nondeterminism.uses_nondeterministic_functions(tmp_path / "plain", ())
     data = b"password: {{ randAlphaNum 16 }}\n"
     packed = io.BytesIO()
     with tarfile.open(fileobj=packed, mode="w:gz") as archive:
@@ -106,10 +108,10 @@ def test_random_functions_are_found_in_actions_of_packed_subcharts(tmp_path: Pat
         archive.addfile(info, io.BytesIO(data))
     (tmp_path / "packed" / "charts").mkdir(parents=True)
     (tmp_path / "packed" / "charts" / "sub-1.0.0.tgz").write_bytes(packed.getvalue())
-    assert fleet.uses_nondeterministic_functions(tmp_path / "packed", ())
+    assert nondeterminism.uses_nondeterministic_functions(tmp_path / "packed", ())
     values = tmp_path / "values.yaml"
     values.write_text("token: '{{ uuidv4 }}'\n")
-    assert fleet.uses_nondeterministic_functions(tmp_path / "plain", (values,))
+    assert nondeterminism.uses_nondeterministic_functions(tmp_path / "plain", (values,))
 
 
 def test_differences_name_the_fields_that_changed() -> None:
@@ -158,7 +160,7 @@ def test_crds_conflict_only_when_their_contents_differ() -> None:
 
 
 def _live(options: str | None = None, tracked_by: str = "a") -> dict[str, Any]:
-    annotations = {fleet.TRACKING_ID: f"{tracked_by}:/Namespace:shoong/shoong"}
+    annotations = {TRACKING_ID: f"{tracked_by}:/Namespace:shoong/shoong"}
     if options:
         annotations["argocd.argoproj.io/sync-options"] = options
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shoong", "annotations": annotations}}
@@ -169,9 +171,7 @@ def _handover_fleet() -> list[Rendered]:
         _rendered(_app("a"), stripped=(_namespace(reason="rules[0]: owned by b"),)),
         _rendered(
             _app("b"),
-            _namespace(
-                {**NAMESPACE, "metadata": {"name": "shoong", "annotations": {fleet.SYNC_OPTIONS: "Prune=false"}}}
-            ),
+            _namespace({**NAMESPACE, "metadata": {"name": "shoong", "annotations": {SYNC_OPTIONS: "Prune=false"}}}),
         ),
     ]
 
@@ -210,7 +210,7 @@ def test_a_tracking_id_copied_onto_another_object_is_ignored() -> None:
     live = _live()
     live["metadata"]["name"] = "copy"
     assert fleet.tracking(live) is None
-    assert fleet.tracking({"metadata": {"annotations": {fleet.TRACKING_ID: "broken"}}}) is None
+    assert fleet.tracking({"metadata": {"annotations": {TRACKING_ID: "broken"}}}) is None
     assert fleet.tracking(_live(tracked_by="team_a")) == ("team_a", fleet.ResourceId("", "Namespace", "", "shoong"))
 
 

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from cmp import manifests, naming
+from cmp.annotations import SYNC_OPTIONS
 from cmp.errors import ConfigError, RuleError
 from cmp.generate import pipeline
 from cmp.manifests import Resource
 from cmp.model import App
 from cmp.ownership import managed_namespace as handoff
 from cmp.ownership import rules
-from cmp.ownership.rewrite import SYNC_OPTIONS, has_renamed_form, render_name
+from cmp.ownership.rewrite import has_renamed_form, render_name
 from conftest import ROOT
 
 APP = App("team-b", "team-b", "team-b")
@@ -138,7 +139,7 @@ def test_jsonpatch_is_imported_only_when_a_rule_patches() -> None:
     probe = textwrap.dedent(
         f"""
         import sys
-        sys.path.insert(0, {str(ROOT / "tests")!r})
+        sys.path[:0] = [{str(ROOT / "tests")!r}, {str(ROOT / "tests" / "ownership")!r}]
         from test_rewrite import run
         run("rules:\\n  - match: {{kind: ClusterRole}}\\n    others: rename\\n")
         assert "jsonpatch" not in sys.modules, "imported without a patch"
