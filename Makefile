@@ -50,6 +50,7 @@ demo: $(VENV)/.installed helm
 lint: $(VENV)/.installed
 	$(BIN)/ruff check cmp tests tools bench fuzz
 	$(BIN)/ruff format --check cmp tests tools bench fuzz
+	$(BIN)/lint-imports
 
 typecheck: $(VENV)/.installed
 	$(BIN)/mypy

@@ -13,11 +13,28 @@ class ChartShareError(Exception):
 
     exit_code = 1
 
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What to tell the user, one line each."""
+        return (str(self),)
+
 
 class UsageError(ChartShareError):
     """The command line itself is wrong; exit status 2."""
 
     exit_code = 2
+
+
+class BadInput(UsageError):
+    """Several problems with what a command was given (check's manifests), all reported at once; exit 2."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.found = tuple(problems)
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        return self.found
 
 
 class ParameterError(ChartShareError):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import enum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias
+
+GroupKind: TypeAlias = tuple[str, str]  # (API group, kind): "" is the core group
 
 
 class ResourceId(NamedTuple):

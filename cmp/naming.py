@@ -9,10 +9,9 @@ pkg/apis/*/validation) and the limits that labels impose on a few kinds.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    from cmp.ownership.scope import GroupKind
+from cmp.model import GroupKind
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
@@ -28,6 +27,10 @@ class NameRule(NamedTuple):
     max_length: int | None
     why_max: str = ""
     reserved_prefixes: tuple[str, ...] = ()
+
+    def matches(self, name: str) -> bool:
+        """Whether `name` has the rule's syntax (its length aside)."""
+        return self.pattern is not None and self.pattern.fullmatch(name) is not None
 
     def problem(self, name: str) -> str | None:
         """Why `name` breaks the rule, or None when it fits."""

@@ -72,11 +72,12 @@ def _targets() -> dict[str, Callable[[bytes], None]]:
     from cmp import manifests
     from cmp.check import applications
     from cmp.errors import ChartShareError
-    from cmp.generate import pipeline
     from cmp.inputs import config
     from cmp.inputs import parameters as params
     from cmp.model import App
     from cmp.ownership import rules
+    from cmp.ownership.process import process
+    from cmp.ownership.report import summary
 
     ownership = rules.parse(PIPELINE_RULES, Path("chartshare.yaml"), "chartshare.yaml")
 
@@ -115,10 +116,10 @@ def _targets() -> dict[str, Callable[[bytes], None]]:
         stream = data.decode("utf-8", errors="replace")
         for app in (App("dev-a", "web", "shoong"), App("team_dev-b", "web", "shoong")):
             with contextlib.suppress(ChartShareError):
-                outcome = pipeline.process(manifests.parse(stream), ownership, app)
+                outcome = process(manifests.parse(stream), ownership, app)
                 manifests.emit_yaml(outcome.resources)
                 manifests.emit_json(outcome.resources)
-                pipeline.summary(outcome)
+                summary(outcome)
 
     scratch = Path(tempfile.mkdtemp(prefix="chartshare-fuzz-apps-")) / "apps.yaml"
 

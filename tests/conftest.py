@@ -87,7 +87,7 @@ def named_objects(resource: Any, referrer: str) -> list[tuple[tuple[str, str, st
     """Every object the built-in reference table says `resource` names, as (group, kind, namespace, name),
     with the field's pointer; `referrer` is the namespace `resource` lands in. The tests' own reading of
     each row's `where`, kept apart from the rewrite's."""
-    from cmp.ownership.references import NAME_REFERENCES, Where, name_slots
+    from cmp.ownership.reference_fields import NAME_REFERENCES, Where, name_slots
 
     found = []
     for row in NAME_REFERENCES:

@@ -18,9 +18,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmp.ownership.references import ABSENT, NAME_REFERENCES, NameReference, Where  # noqa: E402
-from cmp.ownership.rules import pointer_parts  # noqa: E402
+from cmp.ownership.reference_fields import ABSENT, NAME_REFERENCES, NameReference, Where  # noqa: E402
 from cmp.ownership.scope import Scope, ScopeTable  # noqa: E402
+from cmp.pointers import pointer_parts  # noqa: E402
 
 APP = "team-b"
 NAMESPACE = "team-b"

@@ -24,13 +24,15 @@ from cmp.annotations import PRUNE_SAFE, SYNC_OPTIONS, TRACKING_ID, sync_options
 from cmp.check import sources as argocd
 from cmp.check.applications import Application, Skip, Source
 from cmp.errors import ChartShareError
-from cmp.generate import pipeline
-from cmp.helm import render
+from cmp.generate.chart import chart_dir, load_ownership
+from cmp.generate.render import render
+from cmp.helm import template
 from cmp.helm.nondeterminism import uses_nondeterministic_functions
-from cmp.inputs.config import CONFIG_FILE, build, confine_tree
+from cmp.inputs.options import options
+from cmp.inputs.paths import CONFIG_FILE, confine_tree
 from cmp.manifests import Resource
 from cmp.model import ResourceId
-from cmp.ownership.rewrite import Applied
+from cmp.ownership.outcome import Applied
 from cmp.ownership.scope import Scope, ScopeTable, crd_scopes
 
 PLUGIN_NAME = "chartshare-v1"  # plugin.yaml: metadata.name chartshare, spec.version v1
@@ -204,22 +206,23 @@ def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, 
     stripped: list[Applied] = []
     if job.renderer == "chartshare":
         env = argocd.plugin_env(app, job.source)
-        config = build(job.app_dir, {}, env, app_name=None, repo_root=job.repo_root, helm=job.helm, timeout=job.timeout)
-        ownership = pipeline.load_ownership(config)
-        chart = pipeline.chart_dir(config, ownership)
+        given = {"repo-root": str(job.repo_root), "helm": job.helm, "timeout": f"{job.timeout:g}"}
+        config = options(job.app_dir, given).resolve(env)
+        ownership = load_ownership(config)
+        chart = chart_dir(config, ownership)
         kinds = (ownership.cluster_scoped_kinds, ownership.namespaced_kinds) if ownership else ((), ())
-        values = config.values_files
+        values = config.template.values_files
         if job.raw:  # the chart chartshare.yaml names, rendered without its rules
-            stream = render.run_helm(config.helm, render.invocation(config, chart), config.timeout)
+            stream = template.render(config.helm, template.HelmInvocation(chart, config.template), config.timeout)
             emitted = manifests.parse(stream)
         else:
-            outcome = pipeline.generate(config)
+            outcome = render(config)
             emitted, stripped = outcome.resources, outcome.stripped
     else:
         confine_tree(job.app_dir, job.repo_root, "chart")  # as Argo CD's unpacking refuses links out
         invocation = argocd.helm_invocation(app, job.source, job.app_dir, job.repo_root)
-        emitted = manifests.parse(render.run_helm(job.helm, invocation, job.timeout))
-        chart, kinds, values = job.app_dir, ((), ()), invocation.values_files
+        emitted = manifests.parse(template.render(job.helm, invocation, job.timeout))
+        chart, kinds, values = job.app_dir, ((), ()), invocation.template.values_files
     everything = [*emitted, *(applied.resource for applied in stripped)]
     scopes = ScopeTable.build(crd_scopes(r.obj for r in everything), *kinds)
     emitted_claims = [claim for r in emitted if (claim := _claim(r, app.namespace, scopes)) is not None]

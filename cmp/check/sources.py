@@ -17,8 +17,9 @@ from typing import Any
 from cmp import goyaml
 from cmp.check.applications import Application, Source
 from cmp.errors import ParameterError, PathError
-from cmp.helm.render import HelmInvocation
-from cmp.inputs.config import release_from_app, resolve_path, resolve_values_files
+from cmp.helm.template import HelmInvocation
+from cmp.inputs.config import Template, release_from_app
+from cmp.inputs.paths import is_glob, resolve_path, resolve_values_files
 
 # source.helm fields check maps onto helm's flags; the others change nothing check compares.
 HELM_FIELDS = (
@@ -39,7 +40,6 @@ HELM_FIELDS = (
 )
 UNSUPPORTED_HELM_FIELDS = {"fileParameters": "helm --set-file"}
 _ENV_REFERENCE = re.compile(r"\$(?:\$|\{([^}]*)\}|([A-Za-z0-9_]+))")
-_GLOB = re.compile(r"[*?\[]")
 
 
 def build_env(app: Application, source: Source) -> dict[str, str]:
@@ -117,17 +117,19 @@ def helm_invocation(app: Application, source: Source, app_dir: Path, root: Path)
             raise ParameterError(f"{where}.valuesObject must be a mapping")
         values_inline = goyaml.dump(dict(values_object))  # valuesObject wins over values, as in Argo CD
     return HelmInvocation(
-        chart_dir=app_dir,
-        release=release,
-        namespace=_string(helm, "namespace", where) or app.namespace,
-        values_files=_value_files(app, source, helm, env, app_dir, root),
-        values_inline=values_inline,
-        set_values=_parameters(helm, where, env, force_string=False),
-        set_strings=_parameters(helm, where, env, force_string=True),
-        include_crds=not _flag(helm, "skipCrds", where),
-        skip_tests=_flag(helm, "skipTests", where),
-        kube_version=_string(helm, "kubeVersion", where),
-        api_versions=tuple(str(item) for item in _list(helm, "apiVersions", where)),
+        app_dir,
+        Template(
+            release=release,
+            namespace=_string(helm, "namespace", where) or app.namespace,
+            values_files=_value_files(app, source, helm, env, app_dir, root),
+            values_inline=values_inline,
+            set_values=_parameters(helm, where, env, force_string=False),
+            set_strings=_parameters(helm, where, env, force_string=True),
+            include_crds=not _flag(helm, "skipCrds", where),
+            skip_tests=_flag(helm, "skipTests", where),
+            kube_version=_string(helm, "kubeVersion", where),
+            api_versions=tuple(str(item) for item in _list(helm, "apiVersions", where)),
+        ),
     )
 
 
@@ -152,7 +154,7 @@ def _value_files(
             raise PathError(f"valueFiles: {pattern!r} is a URL; check reads only files of the repository")
         if ignore_missing and not _exists(pattern, app_dir, root):
             continue
-        if _GLOB.search(pattern):
+        if is_glob(pattern):
             files.extend(resolve_values_files((pattern,), app_dir, root))
         else:
             files.append(resolve_path(pattern, app_dir, root, "valueFiles"))
@@ -161,7 +163,7 @@ def _value_files(
 
 def _exists(pattern: str, app_dir: Path, root: Path) -> bool:
     base = root / pattern.lstrip("/") if pattern.startswith("/") else app_dir / pattern
-    if _GLOB.search(pattern):
+    if is_glob(pattern):
         return any(base.parent.glob(base.name))
     return base.exists()
 

@@ -1,22 +1,27 @@
 """The command line: argv and environment in, manifests on stdout, diagnostics on stderr, an exit status.
 
-Parsing and help are typer's; how a command ends (output written only on success, every error one stderr
-line and an exit status) is run.py's, shared with the plain-generate path of launch.py.
+Parsing and help are typer's; the options of `generate` (and those init and parameters share with it) are
+declared once, in the option table of cmp/inputs/parameters.py. How a command ends (output written only on
+success, every error one stderr line, the exit status) is exits.py's, shared with launch.py's plain path.
 """
 
 from __future__ import annotations
 
 import enum
+import inspect
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
+import click
 import typer
 
 from cmp import __version__
 from cmp.cli import exits
-from cmp.errors import UsageError
+from cmp.errors import BadInput, UsageError
+from cmp.inputs.options import Given, options
+from cmp.inputs.parameters import BY_OPTION, GENERATE_OPTIONS, Parameter
 
 app = typer.Typer(
     name="chartshare",
@@ -28,17 +33,30 @@ app = typer.Typer(
 )
 
 
+def _option(option: Parameter) -> Any:
+    """typer's option for one row of the option table."""
+    if option.switch:
+        return typer.Option("/".join(option.flags), help=option.tooltip)
+    if option.choices:
+        return typer.Option(*option.flags, help=option.tooltip, click_type=click.Choice(option.choices))
+    return typer.Option(*option.flags, help=option.tooltip)
+
+
+def _annotation(option: Parameter) -> Any:
+    """The annotation of one row of the option table, as typer reads a command's signature."""
+    if option.switch:
+        return Annotated[Optional[bool], _option(option)]
+    if option.kind == "string":
+        return Annotated[Optional[str], _option(option)]
+    return Annotated[Optional[list[str]], _option(option)]
+
+
 # Arguments and options several commands share, declared once so their names and help stay alike.
 AppDir = Annotated[Path, typer.Argument(help="The Application's source path.")]
-ConfigFile = Annotated[Optional[str], typer.Option("--config", help="Ownership file (default chartshare.yaml).")]
-AppName = Annotated[Optional[str], typer.Option("--app", help="Application name (default $ARGOCD_APP_NAME).")]
-HelmBinary = Annotated[Optional[str], typer.Option("--helm", help="helm binary (default $CHARTSHARE_HELM, else helm).")]
-RepoRoot = Annotated[Optional[Path], typer.Option("--repo-root", help="Repository root (default: derived).")]
-
-
-class OutputFormat(enum.StrEnum):
-    yaml = "yaml"
-    json = "json"
+ConfigFile = Annotated[Optional[str], _option(BY_OPTION["config"])]
+AppName = Annotated[Optional[str], _option(BY_OPTION["app"])]
+HelmBinary = Annotated[Optional[str], _option(BY_OPTION["helm"])]
+RepoRoot = Annotated[Optional[str], _option(BY_OPTION["repo-root"])]
 
 
 def _version(value: bool) -> None:
@@ -56,60 +74,34 @@ def _main(
     """Share one Helm chart between several Argo CD Applications without fighting over its objects."""
 
 
-@app.command()
-def generate(
-    app_dir: AppDir = Path("."),
-    release_name: Annotated[Optional[str], typer.Option("--release-name", help="helm release name.")] = None,
-    namespace: Annotated[Optional[str], typer.Option("--namespace", "-n", help="helm --namespace.")] = None,
-    values: Annotated[
-        Optional[list[str]], typer.Option("--values", "-f", help="Value file (repeatable; '/' = repo root; globs).")
-    ] = None,
-    values_inline: Annotated[Optional[str], typer.Option("--values-inline", help="Inline values YAML, last.")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="helm --set key=value (repeatable).")] = None,
-    set_string: Annotated[
-        Optional[list[str]], typer.Option("--set-string", help="helm --set-string key=value (repeatable).")
-    ] = None,
-    include_crds: Annotated[
-        Optional[bool], typer.Option("--include-crds/--skip-crds", help="Render crds/ (default: include).")
-    ] = None,
-    skip_tests: Annotated[bool, typer.Option("--skip-tests", help="Leave out helm test hooks.")] = False,
-    kube_version: Annotated[Optional[str], typer.Option("--kube-version", help="helm --kube-version.")] = None,
-    api_versions: Annotated[
-        Optional[list[str]], typer.Option("--api-versions", help="helm --api-versions entry (repeatable).")
-    ] = None,
-    config: ConfigFile = None,
-    app_name: AppName = None,
-    helm: HelmBinary = None,
-    timeout: Annotated[
-        Optional[float], typer.Option("--timeout", min=1, help="Seconds helm may take (default 45).")
-    ] = None,
-    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")] = OutputFormat.yaml,
-    repo_root: RepoRoot = None,
-) -> None:
-    """Render the chart and print the manifests this Application owns (Argo CD's generate step)."""
-    from cmp.cli.launch import GenerateOptions
+def _generate_option(option: Parameter) -> inspect.Parameter:
+    return inspect.Parameter(option.field, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_annotation(option))
 
-    exits.generate(
-        GenerateOptions(
-            app_dir=app_dir,
-            release_name=release_name,
-            namespace=namespace,
-            values=tuple(values or ()),
-            values_inline=values_inline,
-            set_values=tuple(set_ or ()),
-            set_strings=tuple(set_string or ()),
-            include_crds=include_crds,
-            skip_tests=skip_tests,
-            kube_version=kube_version,
-            api_versions=tuple(api_versions or ()),
-            config=config,
-            app_name=app_name,
-            helm=helm,
-            timeout=timeout,
-            repo_root=repo_root,
-            output=output.value,
-        )
-    )
+
+def _given(option: Parameter, value: object) -> Given | None:
+    """A typer value as the option table spells it: a switch's choice, a repeated option's tuple."""
+    if value is None or (value is False and len(option.flags) == 1):
+        return None
+    if option.switch:
+        return option.choices[0 if value else 1]
+    return tuple(value) if isinstance(value, list) else str(value)
+
+
+def generate(app_dir: Path = Path("."), **given: object) -> int:
+    """Render the chart and print the manifests this Application owns (Argo CD's generate step)."""
+    found = {option.name: _given(option, given[option.field]) for option in GENERATE_OPTIONS}
+    return exits.generate(options(app_dir, found))
+
+
+_GENERATE_SIGNATURE = inspect.Signature(
+    [
+        inspect.Parameter("app_dir", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=Path("."), annotation=AppDir),
+        *(_generate_option(option) for option in GENERATE_OPTIONS),
+    ]
+)
+generate.__signature__ = _GENERATE_SIGNATURE  # type: ignore[attr-defined]  # typer reads the table's options
+generate.__annotations__ = {name: value.annotation for name, value in _GENERATE_SIGNATURE.parameters.items()}
+app.command()(generate)
 
 
 @app.command("init")
@@ -121,13 +113,15 @@ def init_(
         Optional[float], typer.Option("--timeout", min=1, help="Seconds init may take in all (default 30).")
     ] = None,
     repo_root: RepoRoot = None,
-) -> None:
+) -> int:
     """Make the chart's dependencies present (Argo CD's init step): vendored charts/ as they are, file://
     packaged offline, HTTP(S) and OCI repositories with $CHARTSHARE_REPOSITORIES credentials and a cache."""
     from cmp.init import dependencies
 
-    for line in dependencies.run(app_dir, os.environ, config=config, helm=helm, timeout=timeout, repo_root=repo_root):
+    root = Path(repo_root) if repo_root else None
+    for line in dependencies.run(app_dir, os.environ, config=config, helm=helm, timeout=timeout, repo_root=root):
         exits.say(f"init: {line}")
+    return 0
 
 
 @app.command()
@@ -136,14 +130,15 @@ def parameters(
     app_name: AppName = None,
     helm: HelmBinary = None,
     repo_root: RepoRoot = None,
-) -> None:
+) -> int:
     """Print the dynamic parameter announcement (JSON) for Argo CD's Parameters tab: the chart's values,
     the value files found beside it, and what the ownership rules decide for this app."""
     from cmp.parameters import announce
 
-    entries = announce.announce(app_dir, os.environ, app_name=app_name, helm=helm, repo_root=repo_root)
+    root = Path(repo_root) if repo_root else None
+    entries = announce.announce(app_dir, os.environ, app_name=app_name, helm=helm, repo_root=root)
     sys.stdout.write(announce.render(entries))
-    sys.stdout.flush()
+    return 0
 
 
 class CheckFormat(enum.StrEnum):
@@ -179,11 +174,11 @@ def check(
     jobs: Annotated[
         Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel renders (default: the CPUs).")
     ] = None,
-) -> None:
+) -> int:
     """Render every Application from Git and report objects two of them would both claim (exit 1)."""
     from cmp.check import applications, fleet
     from cmp.check import report as reporting
-    from cmp.inputs.config import DEFAULT_TIMEOUT
+    from cmp.inputs.config import DEFAULT_TIMEOUT, default_helm
 
     root = repo_root.resolve()
     if not root.is_dir():
@@ -192,7 +187,7 @@ def check(
     live_objects = applications.load_live(live, loaded.errors) if live is not None else None
     if not (loaded.applications or loaded.skipped or loaded.errors):
         loaded.errors.append(f"no Application or ApplicationSet in {', '.join(map(str, paths))}")
-    binary = helm or os.environ.get("CHARTSHARE_HELM", "") or "helm"
+    binary = helm or default_helm(os.environ)
     planned = fleet.plan(loaded.applications, root, raw=raw, helm=binary, timeout=DEFAULT_TIMEOUT)
     _refuse(loaded.errors + planned.errors)
     json_output = output_format is CheckFormat.json
@@ -201,18 +196,26 @@ def check(
     _refuse([rendered.error for rendered in renders if rendered.error])
     report = fleet.analyse(renders, [*loaded.skipped, *planned.skipped], live_objects)
     sys.stdout.write(reporting.to_json(report) if json_output else reporting.to_text(report, raw=raw))
-    sys.stdout.flush()
-    raise typer.Exit(1 if report.conflicts else 0)
+    return 1 if report.conflicts else 0
 
 
 def _refuse(problems: list[str]) -> None:
     """Bad input: every problem on stderr, nothing on stdout, exit 2."""
     if problems:
-        for problem in problems:
-            exits.say(f"error: {problem}")
-        raise typer.Exit(2)
+        raise BadInput(problems)
 
 
-def main() -> None:
-    """Console entry point: every failure becomes one stderr line and an exit status, never a traceback."""
-    exits.guarded(app)
+def run_typer(argv: list[str]) -> int:
+    """The typer CLI on a command line: the command's exit status, or click's for help and usage errors
+    (which click prints itself)."""
+    try:
+        status = app(argv, standalone_mode=False)
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except click.ClickException as problem:
+        problem.show()
+        return problem.exit_code
+    except click.exceptions.Abort:
+        exits.say("error: aborted")
+        return 1
+    return status if isinstance(status, int) else 0

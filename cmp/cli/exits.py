@@ -1,9 +1,9 @@
-"""How a command ends, with typer or without: the only place that prints errors and chooses exit statuses.
+"""How every command ends: the only place that prints errors and chooses exit statuses.
 
 `generate` builds its output fully in memory and writes it only after everything succeeded: on any error
-stdout stays empty, so Argo CD fails the sync instead of pruning the app. Every failure is one stderr
-line (Argo CD shows it as the sync error) and an exit status, never a traceback. The typer CLI and the
-plain-generate path of launch.py both end here, so they behave alike.
+stdout stays empty, so Argo CD fails the sync instead of pruning the app. Every failure is one stderr line
+per problem (Argo CD shows stderr as the sync error) and an exit status, never a traceback. The typer CLI
+and the plain-generate path of launch.py both end here, so they behave alike.
 """
 
 from __future__ import annotations
@@ -12,42 +12,31 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from cmp.errors import ChartShareError
+from cmp.helm import early
 
 if TYPE_CHECKING:
-    from cmp.cli.launch import GenerateOptions
+    from cmp.inputs.options import GenerateOptions
+
+INTERRUPTED = 130
+TERMINATED = 143
 
 
 def say(line: str) -> None:
     sys.stderr.write(f"chartshare: {line}\n")
 
 
-def generate(options: GenerateOptions) -> None:
-    """Argo CD's generate step: resolve the configuration, render, apply the rules, print."""
-    from cmp import manifests
-    from cmp.generate import pipeline
-
-    resolved = options.resolve(os.environ)
-    outcome = pipeline.generate(resolved)
-    if options.output == "json":
-        text = manifests.emit_json(outcome.resources)
-    else:
-        text = manifests.emit_yaml(outcome.resources)
-    data = text.encode("utf-8")  # the bytes Argo CD receives are what the limit counts
-    manifests.refuse_oversize(data, resolved.max_output)
-    for line in pipeline.summary(outcome):
-        say(line)
-    sys.stdout.flush()
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
+def one_line(message: str) -> str:
+    """Argo CD shows stderr as the sync error: one line, whatever a library put in the message."""
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())
 
 
 class _Terminated(ChartShareError):
     """SIGTERM: the sidecar is stopping, or Argo CD gave up on the request."""
 
-    exit_code = 143
+    exit_code = TERMINATED
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -56,24 +45,47 @@ def _terminate(signum: int, frame: object) -> None:
     raise _Terminated("stopped by SIGTERM; helm and everything it started were killed")
 
 
-def guarded(action: Callable[[], object]) -> None:
-    """Run a command; every failure becomes one stderr line and an exit status."""
+def run(command: Callable[[], int]) -> NoReturn:
+    """Run a command to its end: the status it returns, or one error line per problem and the error's
+    status. SIGTERM unwinds like an error from the first instruction on."""
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        action()
+        status = command()
     except ChartShareError as error:
-        say(f"error: {one_line(str(error))}")
-        sys.exit(error.exit_code)
+        for problem in error.problems:
+            say(f"error: {one_line(problem)}")
+        status = error.exit_code
     except KeyboardInterrupt:
         say("error: interrupted")
-        sys.exit(130)
+        status = INTERRUPTED
     except BrokenPipeError:
-        sys.exit(1)
+        status = 1
     except Exception as error:
         say(f"error: internal error ({type(error).__name__}: {one_line(str(error))}); please report it")
-        sys.exit(1)
+        status = 1
+    leave(status)
 
 
-def one_line(message: str) -> str:
-    """Argo CD shows stderr as the sync error: one line, whatever a library put in the message."""
-    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+def leave(status: int) -> NoReturn:
+    """Exit now, after killing any helm nobody claimed. Everything is written and helm is reaped by then, so
+    the interpreter's teardown of the render's objects would only be time Argo CD waits for."""
+    early.discard()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # stdout closed under us: what was meant for it is lost
+        os._exit(1)
+    os._exit(status)
+
+
+def generate(options: GenerateOptions) -> int:
+    """Argo CD's generate step: the report lines on stderr, then the manifests on stdout, all or nothing."""
+    from cmp.generate.command import generate as build
+
+    output = build(options, os.environ)
+    for line in output.lines:
+        say(line)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(output.data)
+    sys.stdout.buffer.flush()
+    return 0

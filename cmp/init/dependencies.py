@@ -26,10 +26,11 @@ from urllib.parse import urlsplit
 import yaml
 
 from cmp.errors import ConfigError, HelmError, PathError
-from cmp.helm import render
+from cmp.helm.process import run_helm
 from cmp.init import credentials
 from cmp.init.credentials import Credential, Credentials
-from cmp.inputs.config import CONFIG_FILE, confine_tree, find_repo_root, merged, resolve_path
+from cmp.inputs.config import merged
+from cmp.inputs.paths import CONFIG_FILE, confine_tree, find_repo_root, resolve_path
 
 DEFAULT_TIMEOUT = 30.0  # init and generate share Argo CD's 60 s; generate's helm gets 45 of them
 CACHE_ENV = "CHARTSHARE_CACHE"
@@ -218,7 +219,7 @@ def locate(app_dir: Path, env: Mapping[str, str], config: str | None, repo_root:
     if not app_dir.is_dir():
         raise PathError(f"APP_DIR {app_dir} is not a directory")
     root = repo_root.resolve() if repo_root else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", ""))
-    chosen = merged({"config": config}, env).get("config")
+    chosen = merged({"config": config} if config else {}, env).get("config")
     if isinstance(chosen, str) and chosen:
         config_path: Path | None = resolve_path(chosen, app_dir, root, "config")
     elif (app_dir / CONFIG_FILE).exists():
@@ -336,7 +337,7 @@ def _package_local(build: Build, dependency: Dependency) -> str:
     (build.chart / "charts").mkdir(exist_ok=True)
     argv = [build.helm, "package", str(source), f"--destination={build.chart / 'charts'}"]
     what = f"helm package for dependency {dependency.label}"
-    render.run(argv, cwd=build.chart, timeout=build.deadline.left(what), what=what, env=dict(build.env))
+    run_helm(argv, cwd=build.chart, timeout=build.deadline.left(what), what=what, env=dict(build.env))
     return f"{dependency.label}: packaged"
 
 
@@ -350,7 +351,7 @@ def _dependency_build(build: Build, dependencies: Sequence[Dependency], fetched:
         what = f"helm dependency build for {', '.join(d.label for d in fetched)}"
         argv = [build.helm, "dependency", "build", ".", "--skip-refresh", *oci_flags]
         try:
-            render.run(argv, cwd=build.chart, timeout=build.deadline.left(what), what=what, env=env)
+            run_helm(argv, cwd=build.chart, timeout=build.deadline.left(what), what=what, env=env)
         except HelmError as error:
             raise HelmError(credentials.scrub(str(error), secrets.secrets)) from None
     lines = []
@@ -396,7 +397,7 @@ def _add_repositories(
         names = ", ".join(sorted({d.name for d in users}))
         what = f"repository {url} (dependency {names})"
         try:
-            render.run(argv, cwd=build.chart, timeout=build.deadline.left(what), what=what, env=env, stdin=stdin)
+            run_helm(argv, cwd=build.chart, timeout=build.deadline.left(what), what=what, env=env, stdin=stdin)
         except HelmError as error:
             raise HelmError(_repository_error(str(error), entry, secrets)) from None
 
@@ -435,7 +436,7 @@ def _log_in(
             argv.append("--plain-http" if major >= 4 else "--insecure")
         what = f"registry {host} (dependency {', '.join(sorted({d.name for d in users}))})"
         try:
-            render.run(
+            run_helm(
                 argv,
                 cwd=build.chart,
                 timeout=build.deadline.left(what),
@@ -456,7 +457,7 @@ def _log_in(
 
 def _helm_major(build: Build, env: Mapping[str, str]) -> int:
     what = "helm version"
-    out = render.run(
+    out = run_helm(
         [build.helm, "version", "--template={{.Version}}"],
         cwd=build.chart,
         timeout=build.deadline.left(what),

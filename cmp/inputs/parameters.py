@@ -1,7 +1,8 @@
-"""The one table of Application parameters.
+"""The one table of `generate`'s inputs: Application parameters, and the options only the CLI has.
 
-The CLI flags, the decoding of ARGOCD_APP_PARAMETERS / PARAM_* / ARGOCD_ENV_CHARTSHARE_*, plugin.yaml's
-static parameter announcement and the README's parameter list all come from PARAMETERS, so they cannot drift.
+The CLI options (typer's and the fast reader's), the decoding of ARGOCD_APP_PARAMETERS / PARAM_* /
+ARGOCD_ENV_CHARTSHARE_*, plugin.yaml's static parameter announcement and the README's parameter list all
+come from these rows, so they cannot drift: a new parameter is one row plus the code that uses it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ Value = Union[str, tuple[str, ...], tuple[tuple[str, str], ...]]
 
 
 class Parameter(NamedTuple):
-    """One Application parameter as plugin.yaml announces it and the CLI accepts it."""
+    """One input of `generate`: an Application parameter (announced in plugin.yaml) or a CLI-only option.
+
+    `flag` is how the command line spells it (`-n/--namespace`); a parameter whose choices are `true` and
+    `false` is a switch there (`--include-crds/--skip-crds`: the first form sets true, the second false).
+    """
 
     name: str
     kind: Kind
@@ -26,6 +31,7 @@ class Parameter(NamedTuple):
     tooltip: str
     default: str = ""  # shown in the UI and docs only; the plugin applies its own defaults
     choices: tuple[str, ...] = ()
+    announced: bool = True  # an Application parameter; False: a command-line option only
 
     @property
     def env_name(self) -> str:
@@ -37,6 +43,29 @@ class Parameter(NamedTuple):
         """`PARAM_<ESC(name)>`, Argo CD's escaping for the legacy variables."""
         return "PARAM_" + escape(self.name)
 
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """Every spelling on the command line, long form first (`--namespace`, `-n`)."""
+        spellings = self.flag.split("/")
+        return (
+            tuple(sorted(spellings, key=lambda spelling: not spelling.startswith("--")))
+            if not self.switch
+            else tuple(spellings)
+        )
+
+    @property
+    def switch(self) -> bool:
+        """A flag without a value on the command line: `true` when given (its second form, if any, `false`)."""
+        return self.choices in (BOOLEAN, ("true",))
+
+    @property
+    def field(self) -> str:
+        """The Python name of its option (`release-name` -> `release_name`)."""
+        return self.name.replace("-", "_")
+
+
+BOOLEAN = ("true", "false")
+SECONDS = "seconds"  # a number of seconds, written as a string (Argo CD parameters are strings)
 
 PARAMETERS: tuple[Parameter, ...] = (
     Parameter(
@@ -51,16 +80,28 @@ PARAMETERS: tuple[Parameter, ...] = (
         "values-files", "array", "-f/--values", "Values files",
         "value files relative to the app path; a leading '/' means the repository root; globs allowed",
     ),
+    Parameter(
+        "ignore-missing-value-files", "string", "--ignore-missing-value-files", "Ignore missing value files",
+        "skip value files that do not exist (Argo CD's ignoreMissingValueFiles)", default="false", choices=BOOLEAN,
+    ),
     Parameter("values", "string", "--values-inline", "Values", "inline values YAML, applied after every values file"),
     Parameter("set", "map", "--set", "Set", "helm --set key=value pairs"),
     Parameter("set-string", "map", "--set-string", "Set string", "helm --set-string key=value pairs"),
     Parameter(
+        "set-file", "map", "--set-file", "Set file",
+        "helm --set-file key=path pairs; each path relative to the app path ('/' = repository root)",
+    ),
+    Parameter(
         "include-crds", "string", "--include-crds/--skip-crds", "Include CRDs",
-        "render the chart's crds/ folder (as Argo CD does)", default="true", choices=("true", "false"),
+        "render the chart's crds/ folder (as Argo CD does)", default="true", choices=BOOLEAN,
     ),
     Parameter(
         "skip-tests", "string", "--skip-tests", "Skip tests", "leave out helm test hooks",
-        default="false", choices=("true", "false"),
+        default="false", choices=BOOLEAN,
+    ),
+    Parameter(
+        "skip-schema-validation", "string", "--skip-schema-validation", "Skip schema validation",
+        "helm --skip-schema-validation (Argo CD's skipSchemaValidation)", default="false", choices=BOOLEAN,
     ),
     Parameter(
         "kube-version", "string", "--kube-version", "Kubernetes version",
@@ -74,9 +115,30 @@ PARAMETERS: tuple[Parameter, ...] = (
         "config", "string", "--config", "Ownership file",
         "path of the ownership rules, relative to the app path; default chartshare.yaml",
     ),
+    Parameter(
+        "timeout", "string", "--timeout", "Timeout",
+        "seconds helm may take, at most 55 (Argo CD stops a plugin at 60 s)", default="45",
+    ),
 )  # fmt: skip
 
+# generate's command-line options that are not Application parameters.
+OPTIONS: tuple[Parameter, ...] = (
+    Parameter("app", "string", "--app", "", "Application name (default $ARGOCD_APP_NAME)", announced=False),
+    Parameter("helm", "string", "--helm", "", "helm binary (default $CHARTSHARE_HELM, else helm)", announced=False),
+    Parameter(
+        "output", "string", "-o/--output", "", "output format", default="yaml", choices=("yaml", "json"),
+        announced=False,
+    ),
+    Parameter("repo-root", "string", "--repo-root", "", "repository root (default: derived)", announced=False),
+    Parameter(
+        "no-cache", "string", "--no-cache", "", "render without the render cache", choices=("true",), announced=False
+    ),
+)  # fmt: skip
+
+GENERATE_OPTIONS: tuple[Parameter, ...] = PARAMETERS + OPTIONS
 BY_NAME: dict[str, Parameter] = {parameter.name: parameter for parameter in PARAMETERS}
+BY_OPTION: dict[str, Parameter] = {option.name: option for option in GENERATE_OPTIONS}
+BY_FLAG: dict[str, Parameter] = {flag: option for option in GENERATE_OPTIONS for flag in option.flags}
 _ESCAPE = re.compile(r"[^A-Z0-9_]")
 
 

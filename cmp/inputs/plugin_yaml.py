@@ -25,7 +25,7 @@ COMMANDS: dict[str, list[str]] = {
     "dynamic": ["chartshare", "parameters"],
 }
 HEADER = (
-    "# Generated from cmp/params.py by `make plugin-yaml`: edit the parameter table there, not this file.\n"
+    "# Generated from cmp/inputs/parameters.py by `make plugin-yaml`: edit the parameter table there, not this file.\n"
     "# Applications name this plugin `chartshare-v1`, or leave `plugin: {}` and let discovery find chartshare.yaml.\n"
 )
 

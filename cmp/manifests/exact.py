@@ -6,15 +6,12 @@ are unsure of is read here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from cmp import goyaml
 from cmp.errors import ManifestError
-
-if TYPE_CHECKING:
-    from cmp.manifests.resource import Head
 
 
 def where(source: str) -> str:
@@ -30,11 +27,12 @@ def load_object(text: str, source: str) -> dict[str, Any]:
     return obj
 
 
-def load_metadata(text: str, head: Head, source: str) -> dict[str, Any] | None:
-    """`metadata` alone, parsed from its entry in the text; None when the object has no such mapping."""
-    if head.metadata is None:
+def load_metadata(text: str, span: tuple[int, int] | None, source: str) -> dict[str, Any] | None:
+    """`metadata` alone, parsed from its entry at `span` in the text; None when the object has no such
+    mapping (or no such entry)."""
+    if span is None:
         return None
-    start, end = head.metadata
+    start, end = span
     value = load(text[start:end], source)
     metadata = value.get("metadata") if isinstance(value, dict) else None
     return metadata if isinstance(metadata, dict) else None

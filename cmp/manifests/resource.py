@@ -153,7 +153,7 @@ class Resource:
         block when the object itself has not been parsed."""
         if self._obj is None and self.head is not None and self.text is not None:
             if self._meta is None:
-                self._meta = exact.load_metadata(self.text, self.head, self.source)
+                self._meta = exact.load_metadata(self.text, self.head.metadata, self.source)
                 self._ids = None  # the caller may edit it
             return self._meta
         meta = self.obj.get("metadata")
@@ -192,6 +192,10 @@ class Resource:
         if self.head.spec is not None:
             view["spec"] = self.head.spec
         return view
+
+    def template_note(self) -> str:
+        """` (template x/templates/y.yaml)` for a message about this resource, or nothing when unknown."""
+        return f" (template {self.source})" if self.source else ""
 
     @property
     def changed(self) -> bool:

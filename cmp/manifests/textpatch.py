@@ -26,7 +26,7 @@ import yaml
 from cmp import goyaml
 from cmp.manifests import FIRST_CHILD, GLUED, ITEM_AT, KEY_LINE, Span, dedented, scan
 from cmp.manifests.resource import Resource
-from cmp.ownership.rules import pointer_parts
+from cmp.pointers import pointer_parts
 
 _OPERATIONS = frozenset({"add", "replace", "remove", "test"})
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")

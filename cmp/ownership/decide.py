@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from cmp.manifests import Resource
 from cmp.model import Action, Decision
-from cmp.ownership.rules import Ownership, Rule
+from cmp.ownership.rules import Ownership, Rule, owns
 from cmp.ownership.scope import Scope, ScopeTable
 
 # Objects whose loss takes other objects with it: their owner's copy is protected from pruning by default.
@@ -53,7 +53,7 @@ def decide_one(resource: Resource, ownership: Ownership, app: str, scopes: Scope
     if scopes.of(resource.group, resource.kind) is not Scope.CLUSTER:
         return Decision(Action.KEEP, "namespaced, no rule")
     if ownership.owners:
-        if ownership.owned_by(app):
+        if owns(ownership.owners, app):
             return Decision(Action.KEEP, "top-level owner", protect=_protected_kind(resource), owners=ownership.owners)
         return Decision(Action.STRIP, f"top-level owner is {_names(ownership.owners)}", owners=ownership.owners)
     if ownership.unowned is Action.FAIL:
@@ -62,7 +62,7 @@ def decide_one(resource: Resource, ownership: Ownership, app: str, scopes: Scope
 
 
 def _by_rule(resource: Resource, rule: Rule, app: str) -> Decision:
-    if rule.owners and rule.owned_by(app):
+    if rule.owners and owns(rule.owners, app):
         protect = rule.protect if rule.protect is not None else _protected_kind(resource)
         return Decision(Action.KEEP, "owner", rule.position, protect, patch=rule.patch, owners=rule.owners)
     reason = f"owned by {_names(rule.owners)}" if rule.owners else f"others: {rule.others.value}"

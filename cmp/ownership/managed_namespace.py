@@ -16,7 +16,7 @@ from typing import Any
 from cmp import goyaml
 from cmp.manifests import Resource
 from cmp.model import Action, App
-from cmp.ownership.rewrite import Applied
+from cmp.ownership.outcome import Applied
 
 # Keys that describe the object to Argo CD or helm, not the namespace: meaningless on a managed namespace.
 DROPPED_PREFIXES = ("argocd.argoproj.io/", "helm.sh/", "meta.helm.sh/")

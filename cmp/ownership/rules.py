@@ -19,6 +19,7 @@ import yaml
 
 from cmp import goyaml
 from cmp.errors import ConfigError
+from cmp.inputs.paths import MAX_CONFIG_BYTES, is_glob
 from cmp.manifests import Resource
 from cmp.model import Action
 from cmp.ownership.scope import parse_kind_entry
@@ -34,7 +35,7 @@ UNRENAMEABLE = {
     ("apiextensions.k8s.io", "CustomResourceDefinition"): "a CRD's name is fixed by its spec",
     ("apiregistration.k8s.io", "APIService"): "an APIService's name is fixed by its spec (<version>.<group>)",
 }
-MAX_CONFIG_BYTES = 1 << 20
+
 
 T = TypeVar("T")
 
@@ -67,14 +68,16 @@ class Match(NamedTuple):
         return all(str(labels.get(key)) == value and key in labels for key, value in self.labels)
 
 
-_GLOB = re.compile(r"[*?\[]")
-
-
 def _fits(pattern: str | None, value: str) -> bool:
     """A shell-style glob (or a plain string, compared as such) against a field; None matches anything."""
     if pattern is None or pattern == value:
         return True
-    return _GLOB.search(pattern) is not None and fnmatch.fnmatchcase(value, pattern)
+    return is_glob(pattern) and fnmatch.fnmatchcase(value, pattern)
+
+
+def owns(owners: Sequence[str], app: str) -> bool:
+    """Whether one of the owner globs names the app (ARGOCD_APP_NAME as Argo CD sets it)."""
+    return any(fnmatch.fnmatchcase(app, pattern) for pattern in owners)
 
 
 class Rule(NamedTuple):
@@ -92,9 +95,6 @@ class Rule(NamedTuple):
     @property
     def label(self) -> str:
         return f"rules[{self.position}] (line {self.line})"
-
-    def owned_by(self, app: str) -> bool:
-        return any(fnmatch.fnmatchcase(app, pattern) for pattern in self.owners)
 
 
 class ReferenceSpec(NamedTuple):
@@ -121,9 +121,6 @@ class Ownership(NamedTuple):
     cluster_scoped_kinds: tuple[str, ...]
     namespaced_kinds: tuple[str, ...]
     display: str = ""  # the file as messages name it (relative to the repository root)
-
-    def owned_by(self, app: str) -> bool:
-        return any(fnmatch.fnmatchcase(app, pattern) for pattern in self.owners)
 
     def rule_label(self, index: int | None) -> str:
         """`apps/x/chartshare.yaml:12: rules[1]`: where a message about a rule sends the reader."""
@@ -432,11 +429,6 @@ def _patch(reader: _Reader, node: yaml.Node, where: str) -> dict[str, Any]:
         key = sorted(extra | unused)[0]
         raise reader.error(entries[key], f"{where}.{key}", f"is not used by `{op}`")
     return operation
-
-
-def pointer_parts(path: str) -> list[str]:
-    """`/a/b~1c/*` -> [`a`, `b/c`, `*`] (JSON Pointer unescaping; `*` stays a wildcard in reference paths)."""
-    return [part.replace("~1", "/").replace("~0", "~") for part in path.split("/")[1:]]
 
 
 def _pointer(reader: _Reader, node: yaml.Node, where: str) -> str:

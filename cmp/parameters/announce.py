@@ -27,7 +27,9 @@ import yaml
 from cmp import goyaml
 from cmp.errors import ChartShareError
 from cmp.inputs import parameters as params
-from cmp.inputs.config import CONFIG_FILE, Config, build
+from cmp.inputs.config import Config
+from cmp.inputs.options import options
+from cmp.inputs.paths import CONFIG_FILE
 
 RENDER_TIMEOUT = 30.0  # the announcement has the same 60 s as generate, and may build dependencies first
 DEPENDENCY_TIMEOUT = 20.0
@@ -40,14 +42,15 @@ def announce(
 ) -> list[dict[str, Any]]:
     """The announcement for one app: never raises for a problem the Parameters tab can help fix."""
     try:
-        config = build(app_dir, {}, env, app_name=app_name, repo_root=repo_root, helm=helm, timeout=RENDER_TIMEOUT)
+        given = {"app": app_name, "helm": helm, "repo-root": str(repo_root) if repo_root else None}
+        config = options(app_dir, given).resolve(env)._replace(timeout=RENDER_TIMEOUT)
     except ChartShareError as error:
         return [_config_entry("", f"this app's parameters are not valid: {error}")]
-    from cmp.generate import pipeline
+    from cmp.generate.chart import chart_dir, load_ownership
 
     try:
-        ownership = pipeline.load_ownership(config)
-        chart = pipeline.chart_dir(config, ownership)
+        ownership = load_ownership(config)
+        chart = chart_dir(config, ownership)
     except ChartShareError as error:
         return [_config_entry(_config_name(config), f"cannot read the ownership file: {error}")]
     entries: list[dict[str, Any]] = []
@@ -169,8 +172,9 @@ def _scalar(value: Any) -> str:
 
 def _decisions(config: Config, chart: Path, env: Mapping[str, str]) -> str:
     """One line on what the rules do for this app, from a real render."""
-    from cmp.generate import pipeline
+    from cmp.generate.render import render
     from cmp.init import dependencies
+    from cmp.ownership.report import summary
 
     try:
         build_spec = dependencies.Build(
@@ -182,9 +186,9 @@ def _decisions(config: Config, chart: Path, env: Mapping[str, str]) -> str:
             cache=dependencies.default_cache(env),
         )
         dependencies.ensure(build_spec)
-        outcome = pipeline.generate(config._replace(timeout=RENDER_TIMEOUT))
+        outcome = render(config)
     except ChartShareError as error:
         return f"Cannot show this app's decisions: {error}"
-    lines = pipeline.summary(outcome)
+    lines = summary(outcome)
     source = f"{_config_name(config)}: " if config.config_path else f"no {CONFIG_FILE}, every resource is kept: "
     return f"{source}{'; '.join(line.strip() for line in lines)} ({_NOT_SENT})"

@@ -10,7 +10,7 @@ import pytest
 from cmp.check import sources as argocd
 from cmp.check.applications import Application, Source
 from cmp.errors import ParameterError, PathError
-from cmp.helm import render
+from cmp.helm.template import helm_args
 from conftest import make_source
 
 
@@ -75,7 +75,7 @@ def test_helm_fields_map_onto_helm_template_flags(tmp_path: Path) -> None:
     }
     source = make_source(types=("helm",), helm=helm)
     call = argocd.helm_invocation(_app(source), source, (tmp_path / "app").resolve(), tmp_path.resolve())
-    assert render.helm_args(call) == [
+    assert helm_args(call) == [
         "template",
         ".",
         "--name-template=web-release",
@@ -90,13 +90,13 @@ def test_helm_fields_map_onto_helm_template_flags(tmp_path: Path) -> None:
         "--include-crds=false",
         "--skip-tests",
     ]
-    assert call.values_inline == "image:\n  tag: '1.0'\n"
+    assert call.template.values_inline == "image:\n  tag: '1.0'\n"
 
 
 def test_without_a_helm_block_the_release_is_the_app_name_and_the_namespace_the_destination(tmp_path: Path) -> None:
     source = make_source()
     call = argocd.helm_invocation(_app(source), source, tmp_path.resolve(), tmp_path.resolve())
-    assert (call.release, call.namespace, call.include_crds) == ("web", "web", True)
+    assert (call.template.release, call.template.namespace, call.template.include_crds) == ("web", "web", True)
 
 
 def test_a_ref_value_file_is_read_from_the_repository(tmp_path: Path) -> None:
@@ -105,7 +105,7 @@ def test_a_ref_value_file_is_read_from_the_repository(tmp_path: Path) -> None:
     source = make_source(types=("helm",), helm={"valueFiles": ["$config/envs/prod.yaml"]})
     app = _app(source, make_source(label="sources[1]", path=None, ref="config"))
     call = argocd.helm_invocation(app, source, tmp_path.resolve(), tmp_path.resolve())
-    assert call.values_files == ((tmp_path / "envs" / "prod.yaml").resolve(),)
+    assert call.template.values_files == ((tmp_path / "envs" / "prod.yaml").resolve(),)
     unknown = make_source(types=("helm",), helm={"valueFiles": ["$nope/envs/prod.yaml"]})
     with pytest.raises(PathError, match="no source has `ref: nope`"):
         argocd.helm_invocation(_app(unknown), unknown, tmp_path.resolve(), tmp_path.resolve())

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from cmp.cli import app as cli
 from cmp.cli import launch
-from cmp.generate import pipeline
-from cmp.helm import render
+from cmp.generate.chart import chart_dir, chart_entry, load_ownership
+from cmp.helm import early, template
+from cmp.inputs import options, parameters
 from conftest import TESTS, run_cli
 
 CHART = TESTS / "charts" / "shared"
@@ -32,16 +33,16 @@ def _generate_command() -> click.Command:
     return group.commands["generate"]
 
 
-def test_the_early_reader_knows_every_option_of_generate() -> None:
-    value_options, flag_options = set(), set()
-    for param in _generate_command().params:
-        if isinstance(param, click.Option):
-            names = {*param.opts, *param.secondary_opts}
-            (flag_options if param.is_flag else value_options).update(names)
-            if not param.is_flag:
-                assert param.multiple == launch.VALUE_OPTIONS[param.opts[0]][1], param.opts
-    assert value_options == set(launch.VALUE_OPTIONS)
-    assert flag_options == set(launch.FLAG_OPTIONS)
+def test_typer_and_the_early_reader_know_the_same_options_of_generate() -> None:
+    typer_flags = {
+        name: param.is_flag or param.multiple
+        for param in _generate_command().params
+        if isinstance(param, click.Option)
+        for name in (*param.opts, *param.secondary_opts)
+        if name not in ("--help", "-h")
+    }
+    table = {flag: option.switch or option.kind != "string" for flag, option in parameters.BY_FLAG.items()}
+    assert typer_flags == table
 
 
 COMMAND_LINES = [
@@ -56,19 +57,19 @@ COMMAND_LINES = [
 ]
 
 
-def _typer_options(argv: list[str]) -> launch.GenerateOptions | None:
+def _typer_options(argv: list[str]) -> options.GenerateOptions | None:
     """The options typer's generate command builds from a command line; None when typer refuses it."""
-    seen: list[launch.GenerateOptions] = []
+    seen: list[options.GenerateOptions] = []
 
     class Stop(Exception):
         pass
 
-    def record(self: launch.GenerateOptions, env: object) -> None:
+    def record(self: options.GenerateOptions, env: object) -> None:
         seen.append(self)
         raise Stop
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(launch.GenerateOptions, "resolve", record)
+        patch.setattr(options.GenerateOptions, "resolve", record)
         with contextlib.suppress(Stop, click.UsageError):
             cli.app(argv, standalone_mode=False)
     return seen[0] if seen else None
@@ -94,8 +95,6 @@ def test_the_early_reader_finds_the_options_typer_finds(argv: list[str]) -> None
         ["generate", "--unknown", "x"],
         ["generate", "--app"],
         ["generate", "--app", "--namespace", "x"],
-        ["generate", "--timeout", "0.5"],
-        ["generate", "--timeout", "soon"],
         ["generate", "--output", "xml"],
         ["generate", "--skip-tests=true"],
         ["check", "apps"],
@@ -109,11 +108,11 @@ def _env() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if not key.startswith(("ARGOCD_", "CHARTSHARE_"))}
 
 
-def _cli_invocation(argv: list[str]) -> tuple[str, render.HelmInvocation, float]:
-    """What the CLI path hands to render.run_helm for this command line."""
+def _cli_invocation(argv: list[str]) -> tuple[str, template.HelmInvocation, float]:
+    """What the CLI path hands to template.render for this command line."""
     config = launch.read_generate(argv).resolve(_env())  # type: ignore[union-attr]
-    ownership = pipeline.load_ownership(config)
-    return config.helm, render.invocation(config, pipeline.chart_dir(config, ownership)), config.timeout
+    chart = chart_dir(config, load_ownership(config))
+    return config.helm, template.HelmInvocation(chart, config.template), config.timeout
 
 
 CASE = TESTS / "cases" / "generate" / "owner-keeps-and-protects"
@@ -122,21 +121,21 @@ CASE = TESTS / "cases" / "generate" / "owner-keeps-and-protects"
 def test_the_early_helm_is_the_one_the_cli_uses(helm: str) -> None:
     argv = ["generate", str(CASE), "--app", "dev-a", "-n", "shoong", "--helm", helm, "--repo-root", str(TESTS)]
     launch.start_early(launch.read_generate(argv), _env())
-    early = render._early
-    assert early is not None
-    stream = render.run_helm(*_cli_invocation(argv))
-    assert render._early is None and early.process.returncode == 0
+    started = early.waiting()
+    assert started is not None
+    stream = template.render(*_cli_invocation(argv))
+    assert early.waiting() is None and started.process.returncode == 0
     assert "kind: Namespace" in stream
 
 
 def test_an_early_helm_for_another_invocation_is_killed(helm: str) -> None:
     argv = ["generate", str(CASE), "--app", "dev-a", "-n", "shoong", "--helm", helm, "--repo-root", str(TESTS)]
     launch.start_early(launch.read_generate(argv), _env())
-    early = render._early
-    assert early is not None
-    stream = render.run_helm(*_cli_invocation([*argv, "--release-name", "other"]))
-    assert early.process.returncode is not None and early.process.returncode < 0
-    assert "name: other" in stream or "other" in stream
+    started = early.waiting()
+    assert started is not None
+    stream = template.render(*_cli_invocation([*argv, "--release-name", "other"]))
+    assert started.process.returncode is not None and started.process.returncode < 0
+    assert "\n  name: other\n" in stream and "\n  name: dev-a\n" not in stream  # the workload, named by release
 
 
 def test_an_early_helm_nobody_takes_is_killed(tmp_path: Path) -> None:
@@ -145,17 +144,17 @@ def test_an_early_helm_nobody_takes_is_killed(tmp_path: Path) -> None:
     slow.chmod(0o755)
     argv = ["generate", str(CASE), "--app", "dev-a", "--helm", str(slow), "--repo-root", str(TESTS)]
     launch.start_early(launch.read_generate(argv), _env())
-    early = render._early
-    assert early is not None
+    started = early.waiting()
+    assert started is not None
     begun = time.monotonic()
-    render.discard_early()
-    assert early.process.returncode is not None
+    early.discard()
+    assert started.process.returncode is not None
     assert time.monotonic() - begun < 5
 
 
 def test_nothing_starts_early_when_the_configuration_is_wrong() -> None:
     launch.start_early(launch.read_generate(["generate", str(CASE), "--repo-root", str(TESTS)]), {})  # no app name
-    assert render._early is None
+    assert early.waiting() is None
 
 
 @pytest.mark.parametrize(
@@ -174,7 +173,7 @@ def test_nothing_starts_early_when_the_configuration_is_wrong() -> None:
     ],
 )
 def test_the_chart_line_is_read_only_when_plain(text: str, entry: str | None) -> None:
-    assert launch._chart_entry(text) == entry
+    assert chart_entry(text) == entry
 
 
 def test_help_still_works_and_leaves_no_helm_behind(helm: str) -> None:
@@ -185,8 +184,7 @@ def test_help_still_works_and_leaves_no_helm_behind(helm: str) -> None:
 
 TOKENS = [
     "--release-name", "--namespace", "-n", "--values", "-f", "--values-inline", "--set", "--set-string",
-    "--kube-version", "--api-versions", "--config", "--app", "--helm", "--timeout", "--output", "-o", "--repo-root",
-    "--include-crds", "--skip-crds", "--skip-tests", "--help", "--", "-nx", "--app=", "--timeout=2", "--output=json",
+    *parameters.BY_FLAG, "--help", "--", "-nx", "--app=", "--timeout=2", "--output=json",
     "yaml", "json", "xml", "1", "0.5", "nan", "a=1", "dir", "-", "", "x y", "--unknown", "-x",
 ]  # fmt: skip
 

@@ -13,15 +13,17 @@ from pathlib import Path
 import pytest
 
 from cmp.errors import HelmError
-from cmp.helm import render
+from cmp.helm.process import run_helm
+from cmp.helm.template import HelmInvocation, helm_args
+from cmp.inputs.config import Template
 from conftest import ROOT, clean_env, process_gone
 
 
 def test_include_crds_is_always_said_so_helm_2_fails_fast() -> None:
-    call = render.HelmInvocation(chart_dir=Path("."), release="web")
-    assert render.helm_args(call)[-1] == "--include-crds"
-    skip = render.HelmInvocation(chart_dir=Path("."), release="web", include_crds=False)
-    assert render.helm_args(skip)[-1] == "--include-crds=false"
+    call = HelmInvocation(Path("."), Template("web"))
+    assert helm_args(call)[-1] == "--include-crds"
+    skip = HelmInvocation(Path("."), Template("web", include_crds=False))
+    assert helm_args(skip)[-1] == "--include-crds=false"
 
 
 def _script(tmp_path: Path, body: str) -> Path:
@@ -35,7 +37,7 @@ def test_a_hang_is_stopped_at_the_deadline_with_its_whole_process_group(tmp_path
     helm = _script(tmp_path, f"sleep 300 &\necho $! > {tmp_path}/child\nsleep 300\n")
     started = time.monotonic()
     with pytest.raises(HelmError, match=r"did not finish within 1 s and was stopped"):
-        render.run([str(helm)], cwd=tmp_path, timeout=1, what="helm template")
+        run_helm([str(helm)], cwd=tmp_path, timeout=1, what="helm template")
     assert time.monotonic() - started < 3
     assert process_gone(int((tmp_path / "child").read_text()))
 
@@ -45,7 +47,7 @@ def test_a_descendant_that_left_the_group_cannot_hold_the_deadline_open(tmp_path
     started = time.monotonic()
     try:
         with pytest.raises(HelmError, match=r"did not finish within 1 s"):
-            render.run([str(helm)], cwd=tmp_path, timeout=1, what="helm template")
+            run_helm([str(helm)], cwd=tmp_path, timeout=1, what="helm template")
         assert time.monotonic() - started < 3
     finally:
         with contextlib.suppress(ProcessLookupError, FileNotFoundError, ValueError):
@@ -54,7 +56,7 @@ def test_a_descendant_that_left_the_group_cannot_hold_the_deadline_open(tmp_path
 
 def test_leftovers_of_a_helm_that_succeeded_are_killed(tmp_path: Path) -> None:
     helm = _script(tmp_path, f"sleep 300 >/dev/null 2>&1 &\necho $! > {tmp_path}/child\necho ok\n")
-    assert render.run([str(helm)], cwd=tmp_path, timeout=5, what="helm template") == "ok\n"
+    assert run_helm([str(helm)], cwd=tmp_path, timeout=5, what="helm template") == "ok\n"
     assert process_gone(int((tmp_path / "child").read_text()))
 
 

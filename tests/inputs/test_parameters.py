@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
@@ -111,7 +110,7 @@ def test_a_trailing_newline_does_not_slip_through_validation(
     tmp_path: Path, flags: dict[str, str], message: str
 ) -> None:
     with pytest.raises(ParameterError, match=message):
-        build(tmp_path, flags, {"ARGOCD_APP_NAME": "web"}, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
+        build(tmp_path, {**flags, "repo-root": str(tmp_path)}, {"ARGOCD_APP_NAME": "web"})
 
 
 def test_deeply_nested_app_parameters_are_an_error_not_a_crash() -> None:
@@ -134,23 +133,35 @@ def test_a_param_index_must_be_ascii_digits() -> None:
 def test_parameters_that_are_not_utf8_are_refused(tmp_path: Path, raw: str, name: str) -> None:
     env = {"ARGOCD_APP_NAME": "web", "ARGOCD_APP_PARAMETERS": raw}
     with pytest.raises(ParameterError, match=f"parameter '{name}' is not valid UTF-8 text"):
-        build(tmp_path, {}, env, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
+        build(tmp_path, {"repo-root": str(tmp_path)}, env)
 
 
-@pytest.mark.parametrize("timeout", [math.nan, math.inf, 1e308, 3601.0])
-def test_a_timeout_that_is_no_usable_deadline_is_a_usage_error(tmp_path: Path, timeout: float) -> None:
-    with pytest.raises(UsageError, match=r"--timeout .* is not a number of seconds between 1 and 3600"):
-        build(tmp_path, {}, {"ARGOCD_APP_NAME": "web"}, app_name=None, repo_root=tmp_path, helm=None, timeout=timeout)
+@pytest.mark.parametrize("timeout", ["nan", "inf", "1e308", "3601", "0.5", "soon"])
+def test_a_timeout_flag_that_is_no_usable_deadline_is_a_usage_error(tmp_path: Path, timeout: str) -> None:
+    with pytest.raises(UsageError, match=rf"--timeout {timeout} is not a number of seconds between 1 and 3600"):
+        build(tmp_path, {"timeout": timeout, "repo-root": str(tmp_path)}, {"ARGOCD_APP_NAME": "web"})
+
+
+@pytest.mark.parametrize("timeout", ["56", "0", "nan", "soon"])
+def test_a_timeout_parameter_must_leave_argo_cd_time_to_hear_the_error(tmp_path: Path, timeout: str) -> None:
+    env = {"ARGOCD_APP_NAME": "web", "ARGOCD_APP_PARAMETERS": f'[{{"name":"timeout","string":"{timeout}"}}]'}
+    with pytest.raises(ParameterError, match=r"parameter 'timeout' is .*from 1 to 55"):
+        build(tmp_path, {"repo-root": str(tmp_path)}, env)
+
+
+def test_a_timeout_parameter_within_argo_cds_deadline_is_helms(tmp_path: Path) -> None:
+    env = {"ARGOCD_APP_NAME": "web", "ARGOCD_APP_PARAMETERS": '[{"name":"timeout","string":"55"}]'}
+    assert build(tmp_path, {"repo-root": str(tmp_path)}, env).timeout == 55
 
 
 @pytest.mark.parametrize(("raw", "limit"), [("", 100 << 20), ("200", 200 << 20)])
 def test_the_output_limit_follows_argocd_grpc_max_size_mb(tmp_path: Path, raw: str, limit: int) -> None:
     env = {"ARGOCD_APP_NAME": "web", "ARGOCD_GRPC_MAX_SIZE_MB": raw}
-    config = build(tmp_path, {}, env, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
+    config = build(tmp_path, {"repo-root": str(tmp_path)}, env)
     assert config.max_output == limit
 
 
 def test_a_bad_grpc_limit_is_refused(tmp_path: Path) -> None:
     env = {"ARGOCD_APP_NAME": "web", "ARGOCD_GRPC_MAX_SIZE_MB": "lots"}
     with pytest.raises(ParameterError, match="ARGOCD_GRPC_MAX_SIZE_MB='lots' is not a whole number"):
-        build(tmp_path, {}, env, app_name=None, repo_root=tmp_path, helm=None, timeout=None)
+        build(tmp_path, {"repo-root": str(tmp_path)}, env)

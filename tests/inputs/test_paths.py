@@ -9,7 +9,7 @@ import yaml
 from servers import library_chart
 
 from cmp.errors import PathError
-from cmp.inputs.config import confine_tree
+from cmp.inputs.paths import confine_tree
 from conftest import run_cli
 
 

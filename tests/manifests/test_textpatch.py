@@ -20,7 +20,7 @@ from test_scan import SETTINGS, any_documents
 from cmp import goyaml, manifests
 from cmp.manifests import textpatch
 from cmp.model import Action, App, Decision
-from cmp.ownership import rewrite
+from cmp.ownership.rewrite.apply import apply_decisions
 
 TOP = ["spec", "spec", "spec", "data", "x", "status", "new"]
 KEYS = ["group", "names", "scope", "versions", "a", "b", "name", "kind", "replicas", "app.kubernetes.io/name", "new"]
@@ -211,7 +211,7 @@ def test_rename_then_patch_keeps_both_edits_and_helms_bytes_elsewhere() -> None:
         rename_to="{app}-{name}",
         patch=({"op": "add", "path": "/spec/template/spec/nodeSelector", "value": {"pool": "other"}},),
     )
-    emitted, _ = rewrite.apply([resource], [decision], App("other", "other", "default"))
+    emitted, _ = apply_decisions([resource], [decision], App("other", "other", "default"))
     assert emitted[0].patched == 1
     assert emitted[0].renamed_from == "web"
     assert resource.changed

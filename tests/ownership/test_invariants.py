@@ -1,7 +1,7 @@
 """Invariants of the ownership stage over generated fleets, renders and rule sets (hypothesis).
 
 CI runs a fixed budget (60 examples per test); `CHARTSHARE_PROPERTY_EXAMPLES=5000 pytest
-tests/ownership/test_invariants.py` runs many more. The stage under test is `pipeline.process`, the pure heart
+tests/ownership/test_invariants.py` runs many more. The stage under test is `process`, the pure heart
 `generate` and `check` share, fed streams shaped like helm's (`# Source:` comments, block and flow
 styles, comments, sync-options).
 """
@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cmp import goyaml, manifests
-from cmp.generate import pipeline
 from cmp.model import App
+from cmp.ownership.process import process
+from cmp.ownership.report import summary
 from cmp.ownership.rules import Ownership, parse
 
 # A fixed budget per test in CI, and the same examples every run (no flaky CI); a long run,
@@ -122,9 +123,9 @@ def _ownership(rule_list: list[tuple[dict[str, str], str]], owner: str | None, u
 
 
 def _emit(stream: str, ownership: Ownership | None, app: str) -> tuple[str, str, list[str]]:
-    outcome = pipeline.process(manifests.parse(stream), ownership, App(app, "web", DESTINATION))
+    outcome = process(manifests.parse(stream), ownership, App(app, "web", DESTINATION))
     resources = outcome.resources
-    return manifests.emit_yaml(resources), manifests.emit_json(resources), pipeline.summary(outcome)
+    return manifests.emit_yaml(resources), manifests.emit_json(resources), summary(outcome)
 
 
 fleets = st.lists(st.sampled_from(APPS), min_size=1, max_size=4, unique=True)
@@ -191,7 +192,7 @@ def test_output_parses_the_way_argo_cd_parses_it(
     string kind, and exactly the objects chartshare decided to emit."""
     stream = _stream(render)
     ownership = _ownership(rule_list, owner, "strip")
-    outcome = pipeline.process(manifests.parse(stream), ownership, App(app, "web", DESTINATION))
+    outcome = process(manifests.parse(stream), ownership, App(app, "web", DESTINATION))
     text, lines, _ = _emit(stream, ownership, app)
     from_yaml = [doc for doc in yaml.load_all(text, Loader=goyaml.GoLoader) if doc is not None]
     from_json = [json.loads(line) for line in lines.splitlines()]

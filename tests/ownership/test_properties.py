@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from cmp import goyaml, manifests
 from cmp.errors import RuleError
-from cmp.generate.pipeline import process
 from cmp.manifests import Resource
 from cmp.model import App
 from cmp.ownership import rules
+from cmp.ownership.process import process
 
 CLUSTER_KINDS = (
     ("v1", "Namespace"),

@@ -9,11 +9,11 @@ import pytest
 import reference_cases
 from reference_cases import NAMESPACE, RENAMED, TARGET, case_objects
 
-from cmp.generate import pipeline
 from cmp.manifests import Resource
 from cmp.model import App
 from cmp.ownership import rules
-from cmp.ownership.references import (
+from cmp.ownership.process import process
+from cmp.ownership.reference_fields import (
     NAME_REFERENCES,
     POD_SPECS,
     SELECTOR_REFERENCES,
@@ -41,7 +41,7 @@ def _run(row: NameReference) -> dict[str, dict[str, Any]]:
     objects, _, _ = case_objects(row)
     ownership = rules.parse(reference_cases.chartshare_yaml(row), Path("chartshare.yaml"), "chartshare.yaml")
     resources = [Resource(obj, "objects/templates/objects.yaml", None, index) for index, obj in enumerate(objects)]
-    outcome = pipeline.process(resources, ownership, APP)
+    outcome = process(resources, ownership, APP)
     return {f"{r.kind}/{r.name}": r.obj for r in outcome.resources}
 
 

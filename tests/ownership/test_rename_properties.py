@@ -17,11 +17,13 @@ from hypothesis import strategies as st
 
 from cmp import goyaml, manifests
 from cmp.errors import RuleError
-from cmp.generate import pipeline
 from cmp.manifests import Resource
 from cmp.model import App
 from cmp.ownership import rules
 from cmp.ownership.decide import landing_namespace, matching_rule
+from cmp.ownership.outcome import Outcome
+from cmp.ownership.process import process
+from cmp.ownership.report import summary
 from cmp.ownership.scope import ScopeTable
 from conftest import named_objects
 
@@ -100,10 +102,10 @@ def _ownership(text: str) -> rules.Ownership:
     return rules.parse(text, Path("chartshare.yaml"), "chartshare.yaml")
 
 
-def _generate(stream: str, rule_text: str) -> pipeline.Outcome | None:
+def _generate(stream: str, rule_text: str) -> Outcome | None:
     """The outcome, or None when the rules are refused for this render (a rename clashes with a name)."""
     try:
-        return pipeline.process(manifests.parse(stream), _ownership(rule_text), APP)
+        return process(manifests.parse(stream), _ownership(rule_text), APP)
     except RuleError as error:
         if "two objects would both be" not in str(error):
             raise
@@ -180,7 +182,7 @@ def test_the_same_input_gives_the_same_output(stream: str, rule_text: str) -> No
         assert first is second is None
         return
     assert manifests.emit_yaml(first.resources) == manifests.emit_yaml(second.resources)
-    assert pipeline.summary(first) == pipeline.summary(second)
+    assert summary(first) == summary(second)
 
 
 @pytest.mark.parametrize("template", ["{app}-{name}", "{name}-{namespace}"])

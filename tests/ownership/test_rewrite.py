@@ -12,12 +12,14 @@ import pytest
 from cmp import manifests, naming
 from cmp.annotations import SYNC_OPTIONS
 from cmp.errors import ConfigError, RuleError
-from cmp.generate import pipeline
 from cmp.manifests import Resource
 from cmp.model import App
 from cmp.ownership import managed_namespace as handoff
 from cmp.ownership import rules
-from cmp.ownership.rewrite import has_renamed_form, render_name
+from cmp.ownership.outcome import Outcome
+from cmp.ownership.process import process
+from cmp.ownership.report import summary
+from cmp.ownership.rewrite.rename import has_renamed_form, render_name
 from conftest import ROOT
 
 APP = App("team-b", "team-b", "team-b")
@@ -48,12 +50,12 @@ data: {mode: "on"}
 """
 
 
-def run(rules_text: str, stream: str = STREAM, app: App = APP) -> pipeline.Outcome:
+def run(rules_text: str, stream: str = STREAM, app: App = APP) -> Outcome:
     ownership = rules.parse(HEAD + textwrap.dedent(rules_text), Path("chartshare.yaml"), "chartshare.yaml")
-    return pipeline.process(manifests.parse(stream), ownership, app)
+    return process(manifests.parse(stream), ownership, app)
 
 
-def by_name(outcome: pipeline.Outcome) -> dict[str, Resource]:
+def by_name(outcome: Outcome) -> dict[str, Resource]:
     return {f"{r.kind}/{r.name}": r for r in outcome.resources}
 
 
@@ -103,7 +105,7 @@ def test_a_reference_written_with_escapes_is_still_fixed() -> None:
 def test_a_patch_that_changes_nothing_leaves_the_document_untouched() -> None:
     outcome = run("rules:\n  - match: {kind: ConfigMap}\n    patch: [{op: test, path: /data/mode, value: 'on'}]\n")
     assert by_name(outcome)["ConfigMap/settings"].changed is False
-    assert "patched ConfigMap settings by rules[0] (1 operation)" in "\n".join(pipeline.summary(outcome))
+    assert "patched ConfigMap settings by rules[0] (1 operation)" in "\n".join(summary(outcome))
 
 
 def test_protection_is_applied_after_patches_so_a_patch_cannot_remove_it() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from cmp import naming
 from cmp.ownership import rules
-from cmp.ownership.references import NAME_REFERENCES, SELECTOR_REFERENCES, NameReference, SelectorReference
+from cmp.ownership.reference_fields import NAME_REFERENCES, SELECTOR_REFERENCES, NameReference, SelectorReference
 from conftest import ROOT, TESTS
 
 DOCS = ROOT / "docs" / "rules.md"

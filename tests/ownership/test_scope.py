@@ -2,18 +2,14 @@ from typing import Any
 
 import pytest
 
-from cmp.ownership.scope import (
+from cmp.model import split_api_version
+from cmp.ownership.scope import Scope, ScopeTable, builtin_scope, crd_scopes, parse_kind_entry
+from cmp.ownership.scope_kinds import (
     BUILTIN_CLUSTER_SCOPED,
     BUILTIN_NAMESPACED,
     CLUSTER_SCOPED_GROUPS,
     CRD_CLUSTER_SCOPED,
     CRD_NAMESPACED,
-    Scope,
-    ScopeTable,
-    builtin_scope,
-    crd_scopes,
-    group_of,
-    parse_kind_entry,
 )
 
 BUILTINS_ONLY = ScopeTable()
@@ -361,12 +357,12 @@ def test_crd_scopes_output_builds_a_table() -> None:
     assert table.of("example.com", "Widget") is Scope.CLUSTER
 
 
-# --- group_of ---------------------------------------------------------------
+# --- the group of an apiVersion ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("api_version", "group"),
     [("v1", ""), ("apps/v1", "apps"), ("cert-manager.io/v1", "cert-manager.io")],
 )
-def test_group_of_takes_the_group_from_an_api_version(api_version: str, group: str) -> None:
-    assert group_of(api_version) == group
+def test_the_group_is_taken_from_an_api_version(api_version: str, group: str) -> None:
+    assert split_api_version(api_version)[0] == group

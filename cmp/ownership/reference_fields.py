@@ -20,8 +20,8 @@ import enum
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from cmp.ownership.rules import pointer_parts
-from cmp.ownership.scope import GroupKind
+from cmp.model import GroupKind
+from cmp.pointers import pointer_parts
 
 
 class Where(enum.Enum):

@@ -1,0 +1,139 @@
+"""helm as a subprocess: its own process group, a deadline counted from its start, one-line errors.
+
+Argo CD SIGKILLs a plugin at 60 s without a word, so helm must be stopped, and the reason printed, before
+then; and helm's plugins and their children must go with it. Every helm call chartshare makes (template,
+dependency build, pull, registry login) runs through this module, which attaches helm's stderr to the error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cmp.errors import HelmError
+
+if TYPE_CHECKING:
+    import tempfile
+
+_STDERR_LIMIT = 2000  # Argo CD shows stderr in its UI; a whole helm trace would bury the cause
+HELM2_SIGN = "unknown flag: --include-crds"  # how helm 2 answers every argv helm_args builds
+
+
+def run_helm(
+    argv: list[str],
+    *,
+    cwd: Path,
+    timeout: float,
+    what: str,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> str:
+    """Run a helm command in its own process group; stdout on success, a one-line HelmError otherwise.
+
+    `stdin` carries secrets (`--password-stdin`), so that they never appear in a process listing.
+    """
+    return RunningHelm(argv, cwd=cwd, timeout=timeout, what=what, env=env, stdin=stdin).finish()
+
+
+class RunningHelm:
+    """A helm process in its own process group, with its deadline counted from its start."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        timeout: float,
+        what: str,
+        scratch: tempfile.TemporaryDirectory[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: bytes | None = None,
+    ) -> None:
+        self.argv, self.timeout, self.what, self.scratch, self.stdin = argv, timeout, what, scratch, stdin
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise HelmError(
+                f"helm binary {argv[0]!r} not found; install helm 3 or 4, or point --helm / CHARTSHARE_HELM at it"
+            ) from None
+        except PermissionError:
+            raise HelmError(f"helm binary {argv[0]!r} is not executable") from None
+        except OSError as error:  # ENOEXEC: a helm built for another CPU or OS, or a script without #!
+            raise HelmError(f"helm binary {argv[0]!r} cannot be run: {error.strerror}") from None
+        self.started = time.monotonic()
+
+    def finish(self) -> str:
+        """helm's stdout once it exits successfully; a one-line HelmError otherwise."""
+        try:
+            return self._collect()
+        finally:
+            self._cleanup()
+
+    def kill(self) -> None:
+        """Stop helm (and anything it started) and forget its output."""
+        try:
+            _kill_group(self.process)
+        finally:
+            self._cleanup()
+
+    def _collect(self) -> str:
+        process, what, timeout = self.process, self.what, self.timeout
+        try:
+            remaining = max(timeout - (time.monotonic() - self.started), 0.001)
+            out, err = process.communicate(input=self.stdin, timeout=remaining)
+        except subprocess.TimeoutExpired:
+            raise HelmError(
+                f"{what} did not finish within {timeout:g} s and was stopped (Argo CD kills plugins at 60 s); "
+                "check the chart for slow lookups or dependencies, or raise --timeout"
+            ) from None
+        finally:
+            _kill_group(process)
+        stderr = _decode(err).strip()
+        if process.returncode != 0 and HELM2_SIGN in stderr:
+            raise HelmError(
+                f"{self.argv[0]!r} is helm 2 (it has no --include-crds); "
+                "chartshare needs helm 3 or 4, as Argo CD bundles"
+            )
+        if process.returncode != 0:
+            cause = f"exit status {process.returncode}" if process.returncode > 0 else f"signal {-process.returncode}"
+            detail = " ".join(stderr.split())[:_STDERR_LIMIT] or "no message"
+            raise HelmError(f"{what} failed ({cause}): {detail}")
+        try:
+            return out.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise HelmError(f"{what} printed bytes that are not UTF-8 at offset {error.start}") from None
+
+    def _cleanup(self) -> None:
+        if self.scratch is not None:
+            self.scratch.cleanup()
+            self.scratch = None
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL whatever is left of helm's process group (helm itself, plugins, their children) and reap
+    helm. The pipes are closed, not drained: a descendant that left the group could hold them open for
+    ever, and the deadline must hold anyway."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")

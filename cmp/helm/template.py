@@ -1,0 +1,83 @@
+"""`helm template` as Argo CD's native Helm source runs it: the arguments (pure) and the render.
+
+The arguments match Argo CD's, so an app that moves to chartshare renders the same objects; every value
+travels as `--flag=value`, so none can pose as a flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+from cmp.helm import early
+from cmp.helm.process import RunningHelm
+from cmp.inputs.config import Template
+
+
+class HelmInvocation(NamedTuple):
+    """A chart folder and what to render from it."""
+
+    chart_dir: Path
+    template: Template
+
+
+def helm_args(call: HelmInvocation, inline_values_file: Path | None = None) -> list[str]:
+    """`helm template` argv, in Argo CD's order."""
+    template = call.template
+    args = ["template", ".", f"--name-template={template.release}"]
+    if template.namespace:
+        args.append(f"--namespace={template.namespace}")
+    if template.kube_version:
+        args.append(f"--kube-version={template.kube_version}")
+    args += [f"--api-versions={entry}" for entry in template.api_versions]
+    args += [f"--values={path}" for path in template.values_files]
+    if inline_values_file is not None:
+        args.append(f"--values={inline_values_file}")
+    args += [f"--set={key}={value}" for key, value in template.set_values]
+    args += [f"--set-string={key}={value}" for key, value in template.set_strings]
+    args += [f"--set-file={key}={path}" for key, path in template.set_files]
+    # Always said, `=false` included: helm 2 has no such flag, so a helm 2 binary fails at once with
+    # "unknown flag: --include-crds" instead of rendering with helm 2's rules (see process.HELM2_SIGN).
+    args.append("--include-crds" if template.include_crds else "--include-crds=false")
+    if template.skip_tests:
+        args.append("--skip-tests")
+    if template.skip_schema_validation:
+        args.append("--skip-schema-validation")
+    return args
+
+
+def start(helm: str, call: HelmInvocation, timeout: float) -> RunningHelm:
+    """Start rendering; `finish()` waits for helm's stdout, so other work can go on meanwhile."""
+    if not call.template.values_inline:
+        return RunningHelm([helm, *helm_args(call)], cwd=call.chart_dir, timeout=timeout, what="helm template")
+    import tempfile  # only an inline values file needs a scratch folder
+
+    scratch = tempfile.TemporaryDirectory(prefix="chartshare-")
+    try:
+        inline = Path(scratch.name) / "inline-values.yaml"
+        inline.write_text(call.template.values_inline, encoding="utf-8")
+        return RunningHelm(
+            [helm, *helm_args(call, inline)], cwd=call.chart_dir, timeout=timeout, what="helm template", scratch=scratch
+        )
+    except BaseException:
+        scratch.cleanup()
+        raise
+
+
+def start_early(helm: str, call: HelmInvocation, timeout: float) -> None:
+    """Start a render that a later `render` with the same arguments will take over."""
+    early.keep((helm, call, timeout), start(helm, call, timeout))
+
+
+def render(helm: str, call: HelmInvocation, timeout: float, meanwhile: Callable[[], object] | None = None) -> str:
+    """helm's stdout for the chart; any failure is a HelmError carrying helm's stderr. `meanwhile` runs
+    while helm renders. An early render started for exactly these arguments is used instead of a new one."""
+    running = early.claim((helm, call, timeout)) or start(helm, call, timeout)
+    if meanwhile is not None:
+        try:
+            meanwhile()
+        except BaseException:
+            running.kill()
+            raise
+    return running.finish()
