@@ -16,7 +16,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from cmp import manifests, naming
+from cmp import manifests, name_rules
 from cmp.manifests import Resource
 from cmp.ownership.scope import Scope, ScopeTable
 from conftest import ROOT, helm_template, named_objects, run_cli
@@ -90,7 +90,7 @@ def _validate(resources: list[Resource]) -> None:
             pytest.fail(f"{resource.id} is invalid for Kubernetes {KUBERNETES}: {where}: {error.message}")
         except kubernetes_validate.SchemaNotFoundError as error:
             pytest.fail(f"{resource.id}: {error.message}")
-        problem = naming.rule_for(resource.group, resource.kind).problem(resource.name)
+        problem = name_rules.rule_for(resource.group, resource.kind).problem(resource.name)
         assert problem is None, f"{resource.id}: {problem}"
 
 

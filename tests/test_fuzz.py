@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -21,4 +22,16 @@ def test_the_parsers_survive_a_bounded_fuzzing_run(tmp_path: Path) -> None:
     )
     print(completed.stdout)  # executions per target, shown with pytest -s
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert completed.stdout.count("no crash") == 5
+    for target in _targets():
+        assert f"\n{target}: " in f"\n{completed.stdout}" and f"{target}: CRASH" not in completed.stdout, target
+        assert any(
+            line.startswith(f"{target}: ") and line.endswith(", no crash") for line in completed.stdout.splitlines()
+        )
+
+
+def _targets() -> tuple[str, ...]:
+    """The fuzz targets the script declares (every one of them must have run)."""
+    namespace = runpy.run_path(str(ROOT / "fuzz" / "fuzz.py"), run_name="fuzz_targets")
+    targets = namespace["TARGETS"]
+    assert targets, "fuzz.py declares no targets"
+    return tuple(targets)

@@ -119,7 +119,7 @@ def init_(
     from cmp.init import dependencies
 
     root = Path(repo_root) if repo_root else None
-    for line in dependencies.run(app_dir, os.environ, config=config, helm=helm, timeout=timeout, repo_root=root):
+    for line in dependencies.init(app_dir, os.environ, config=config, helm=helm, timeout=timeout, repo_root=root):
         exits.say(f"init: {line}")
     return 0
 
@@ -133,11 +133,11 @@ def parameters(
 ) -> int:
     """Print the dynamic parameter announcement (JSON) for Argo CD's Parameters tab: the chart's values,
     the value files found beside it, and what the ownership rules decide for this app."""
-    from cmp.parameters import announce
+    from cmp.parameters import announcement
 
     root = Path(repo_root) if repo_root else None
-    entries = announce.announce(app_dir, os.environ, app_name=app_name, helm=helm, repo_root=root)
-    sys.stdout.write(announce.render(entries))
+    entries = announcement.announce(app_dir, os.environ, app_name=app_name, helm=helm, repo_root=root)
+    sys.stdout.write(announcement.render(entries))
     return 0
 
 

@@ -45,7 +45,7 @@ def _terminate(signum: int, frame: object) -> None:
     raise _Terminated("stopped by SIGTERM; helm and everything it started were killed")
 
 
-def run(command: Callable[[], int]) -> NoReturn:
+def run_and_exit(command: Callable[[], int]) -> NoReturn:
     """Run a command to its end: the status it returns, or one error line per problem and the error's
     status. SIGTERM unwinds like an error from the first instruction on."""
     signal.signal(signal.SIGTERM, _terminate)

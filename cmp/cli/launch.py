@@ -94,4 +94,4 @@ def _command() -> int:
 
 def main() -> NoReturn:
     """Console entry point (`chartshare`, `python -m cmp`)."""
-    exits.run(_command)
+    exits.run_and_exit(_command)

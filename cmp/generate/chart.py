@@ -21,27 +21,35 @@ if TYPE_CHECKING:
 
 def load_ownership(config: Config) -> Ownership | None:
     """The app's chartshare.yaml, loaded strictly; None when the app has none."""
-    if config.config_path is None:
+    return ownership_of(config.config_path, config.repo_root)
+
+
+def ownership_of(config_path: Path | None, root: Path) -> Ownership | None:
+    if config_path is None:
         return None
     from cmp.ownership import rules
 
-    return rules.load(config.config_path, shown(config.config_path, config.repo_root))
+    return rules.load(config_path, shown(config_path, root))
 
 
 def chart_dir(config: Config, ownership: Ownership | None) -> Path:
-    """The chart folder, confined to the repository with every symlink in it."""
+    """The chart folder of a resolved configuration (see chart_of)."""
+    return chart_of(ownership, config.app_dir, config.repo_root)
+
+
+def chart_of(ownership: Ownership | None, app_dir: Path, root: Path) -> Path:
+    """The chart folder chartshare.yaml names (the app's own folder without one), confined to the
+    repository with every symlink in it."""
     if ownership is None:
-        if not (config.app_dir / "Chart.yaml").is_file():
-            raise ConfigError(
-                f"{config.app_dir} holds neither chartshare.yaml nor Chart.yaml; point the app at a chart"
-            )
-        confine_tree(config.app_dir, config.repo_root, "chart")
-        return config.app_dir
+        if not (app_dir / "Chart.yaml").is_file():
+            raise ConfigError(f"{app_dir} holds neither chartshare.yaml nor Chart.yaml; point the app at a chart")
+        confine_tree(app_dir, root, "chart")
+        return app_dir
     what = f"{ownership.path.name}: chart"
-    chart = resolve_path(ownership.chart, ownership.path.parent, config.repo_root, what)
+    chart = resolve_path(ownership.chart, ownership.path.parent, root, what)
     if not (chart / "Chart.yaml").is_file():
-        raise ConfigError(f"{shown(ownership.path, config.repo_root)}: chart: {chart} holds no Chart.yaml")
-    confine_tree(chart, config.repo_root, what)
+        raise ConfigError(f"{shown(ownership.path, root)}: chart: {chart} holds no Chart.yaml")
+    confine_tree(chart, root, what)
     return chart
 
 

@@ -26,11 +26,12 @@ from urllib.parse import urlsplit
 import yaml
 
 from cmp.errors import ConfigError, HelmError, PathError
+from cmp.generate.chart import chart_of, ownership_of
 from cmp.helm.process import run_helm
 from cmp.init import credentials
 from cmp.init.credentials import Credential, Credentials
-from cmp.inputs.config import merged
-from cmp.inputs.paths import CONFIG_FILE, confine_tree, find_repo_root, resolve_path
+from cmp.inputs.config import default_helm, merged
+from cmp.inputs.paths import config_file, confine_tree, find_repo_root
 
 DEFAULT_TIMEOUT = 30.0  # init and generate share Argo CD's 60 s; generate's helm gets 45 of them
 CACHE_ENV = "CHARTSHARE_CACHE"
@@ -219,23 +220,9 @@ def locate(app_dir: Path, env: Mapping[str, str], config: str | None, repo_root:
     if not app_dir.is_dir():
         raise PathError(f"APP_DIR {app_dir} is not a directory")
     root = repo_root.resolve() if repo_root else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", ""))
-    chosen = merged({"config": config} if config else {}, env).get("config")
-    if isinstance(chosen, str) and chosen:
-        config_path: Path | None = resolve_path(chosen, app_dir, root, "config")
-    elif (app_dir / CONFIG_FILE).exists():
-        config_path = resolve_path(CONFIG_FILE, app_dir, root, "config")
-    else:
-        config_path = None
-    chart = app_dir
-    if config_path is not None:
-        from cmp.ownership import rules
-
-        display = str(config_path.relative_to(root)) if config_path.is_relative_to(root) else str(config_path)
-        ownership = rules.load(config_path, display)
-        chart = resolve_path(ownership.chart, config_path.parent, root, f"{config_path.name}: chart")
-    if not (chart / "Chart.yaml").is_file():
-        raise ConfigError(f"{chart} holds no Chart.yaml; point chartshare.yaml's chart: at a Helm chart")
-    return chart, root
+    chosen = merged({"config": config}, env).get("config")
+    config_path = config_file(app_dir, root, chosen if isinstance(chosen, str) else "")
+    return chart_of(ownership_of(config_path, root), app_dir, root), root
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +237,7 @@ class Build:
     cache: Cache
 
 
-def run(
+def init(
     app_dir: Path,
     env: Mapping[str, str],
     *,
@@ -265,7 +252,7 @@ def run(
         Build(
             chart=chart,
             root=root,
-            helm=helm or env.get("CHARTSHARE_HELM", "") or "helm",
+            helm=helm or default_helm(env),
             deadline=Deadline(timeout if timeout is not None else DEFAULT_TIMEOUT),
             env=env,
             cache=default_cache(env),

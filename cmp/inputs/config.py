@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from cmp import naming
+from cmp import name_rules
 from cmp.errors import ParameterError, PathError, UsageError
 from cmp.inputs import parameters
 from cmp.inputs.parameters import Value
-from cmp.inputs.paths import CONFIG_FILE, find_repo_root, resolve_path, resolve_values_files, resolved
+from cmp.inputs.paths import config_file, find_repo_root, resolve_path, resolve_values_files, resolved
 
 DEFAULT_TIMEOUT = 45.0  # Argo CD SIGKILLs a plugin at 60 s; helm must be stopped, and reported, before that
 MAX_PARAMETER_TIMEOUT = 55.0  # what an Application may ask for: the rest of Argo CD's 60 s is chartshare's
@@ -144,12 +144,6 @@ def build(app_dir: Path, flags: Mapping[str, Value], env: Mapping[str, str]) -> 
         return tuple(item for item in value if isinstance(item, tuple))
 
     timeout = _timeout(flag("timeout"), text("timeout"))
-    config_raw = text("config")
-    if config_raw:
-        config_path: Path | None = resolve_path(config_raw, app_dir, root, "config")
-    else:
-        default_config = app_dir / CONFIG_FILE
-        config_path = resolve_path(CONFIG_FILE, app_dir, root, "config") if default_config.exists() else None
     template = Template(
         release=_release(text("release-name", release_from_app(name))),
         namespace=_namespace(text("namespace", env.get("ARGOCD_APP_NAMESPACE", ""))),
@@ -172,7 +166,7 @@ def build(app_dir: Path, flags: Mapping[str, Value], env: Mapping[str, str]) -> 
         app_name=name,
         app_dir=app_dir,
         repo_root=root,
-        config_path=config_path,
+        config_path=config_file(app_dir, root, text("config")),
         template=template,
         helm=flag("helm") or default_helm(env),
         timeout=timeout,
@@ -183,7 +177,7 @@ def build(app_dir: Path, flags: Mapping[str, Value], env: Mapping[str, str]) -> 
 
 
 def _release(release: str) -> str:
-    if not (naming.DNS_SUBDOMAIN.matches(release) and len(release) <= 53):
+    if not (name_rules.DNS_SUBDOMAIN.matches(release) and len(release) <= 53):
         raise ParameterError(
             f"release-name {release!r} is not a valid helm release name "
             "(lower-case letters, digits, '-' and '.', at most 53 characters)"
@@ -192,7 +186,7 @@ def _release(release: str) -> str:
 
 
 def _namespace(namespace: str) -> str:
-    if namespace and not (naming.DNS_LABEL.matches(namespace) and len(namespace) <= 63):
+    if namespace and not (name_rules.DNS_LABEL.matches(namespace) and len(namespace) <= 63):
         raise ParameterError(
             f"namespace {namespace!r} is not a valid namespace name (lower-case letters, digits and '-', at most 63)"
         )

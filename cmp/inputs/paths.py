@@ -60,6 +60,15 @@ def resolve_path(raw: str, base: Path, root: Path, what: str) -> Path:
     return found
 
 
+def config_file(app_dir: Path, root: Path, chosen: str) -> Path | None:
+    """The ownership file: the one `config` names, else chartshare.yaml in the app's folder if there is one."""
+    if chosen:
+        return resolve_path(chosen, app_dir, root, "config")
+    if (app_dir / CONFIG_FILE).exists():
+        return resolve_path(CONFIG_FILE, app_dir, root, "config")
+    return None
+
+
 def confine_tree(folder: Path, root: Path, what: str) -> None:
     """Every symlink under `folder` (a chart) must resolve inside the repository: helm follows them
     and renders, or hands to `.Files.Get`, whatever they point at (/etc/passwd, a service-account token)."""

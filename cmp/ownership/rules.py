@@ -27,6 +27,7 @@ from cmp.ownership.scope import parse_kind_entry
 API_VERSION = "chartshare/v1"
 KIND = "ChartShare"
 UNOWNED_CHOICES = ("fail", "keep", "strip")
+CACHE_CHOICES = ("auto", "always", "never")  # the render cache: auto skips charts that render differently each time
 OTHERS_CHOICES = ("strip", "keep", "rename", "fail")
 PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
 PLACEHOLDERS = ("app", "release", "name", "namespace")
@@ -121,6 +122,7 @@ class Ownership(NamedTuple):
     cluster_scoped_kinds: tuple[str, ...]
     namespaced_kinds: tuple[str, ...]
     display: str = ""  # the file as messages name it (relative to the repository root)
+    cache: str = "auto"  # one of CACHE_CHOICES
 
     def rule_label(self, index: int | None) -> str:
         """`apps/x/chartshare.yaml:12: rules[1]`: where a message about a rule sends the reader."""
@@ -270,10 +272,11 @@ def _refuse_aliases(text: str, display: str) -> None:
             raise ConfigError(f"{display}:{line}: YAML anchors and aliases are not allowed here; write the value out")
 
 
-_TOP_KEYS = (
+TOP_KEYS = (
     "apiVersion",
     "kind",
     "chart",
+    "cache",
     "owner",
     "unowned",
     "allowEmpty",
@@ -282,15 +285,15 @@ _TOP_KEYS = (
     "clusterScopedKinds",
     "namespacedKinds",
 )
-_RULE_KEYS = ("match", "owner", "others", "protect", "renameTo", "patch")
-_MATCH_KEYS = ("group", "version", "kind", "name", "namespace", "labels", "template")
-_REFERENCE_KEYS = ("group", "kind", "from", "path")
-_FROM_KEYS = ("group", "kind")
-_PATCH_KEYS = ("op", "path", "value", "from")
+RULE_KEYS = ("match", "owner", "others", "protect", "renameTo", "patch")
+MATCH_KEYS = ("group", "version", "kind", "name", "namespace", "labels", "template")
+REFERENCE_KEYS = ("group", "kind", "from", "path")
+FROM_KEYS = ("group", "kind")
+PATCH_KEYS = ("op", "path", "value", "from")
 
 
 def _ownership(reader: _Reader, node: yaml.Node, path: Path) -> Ownership:
-    top = reader.mapping(node, "", _TOP_KEYS)
+    top = reader.mapping(node, "", TOP_KEYS)
     for key, expected in (("apiVersion", API_VERSION), ("kind", KIND)):
         if key not in top:
             raise reader.error(node, "", f"missing {key}: {expected}")
@@ -313,6 +316,7 @@ def _ownership(reader: _Reader, node: yaml.Node, path: Path) -> Ownership:
         cluster_scoped_kinds=_kind_list(reader, top, "clusterScopedKinds"),
         namespaced_kinds=_kind_list(reader, top, "namespacedKinds"),
         display=reader.display,
+        cache=reader.choice(top["cache"], "cache", CACHE_CHOICES) if "cache" in top else "auto",
     )
 
 
@@ -332,7 +336,7 @@ def _kind_list(reader: _Reader, top: dict[str, yaml.Node], key: str) -> tuple[st
 
 
 def _rule(reader: _Reader, node: yaml.Node, where: str) -> Rule:
-    entries = reader.mapping(node, where, _RULE_KEYS)
+    entries = reader.mapping(node, where, RULE_KEYS)
     if "match" not in entries:
         raise reader.error(node, where, "missing `match:`; say which resources the rule is about")
     match = _match(reader, entries["match"], f"{where}.match")
@@ -374,9 +378,9 @@ def _rule(reader: _Reader, node: yaml.Node, where: str) -> Rule:
 
 
 def _match(reader: _Reader, node: yaml.Node, where: str) -> Match:
-    entries = reader.mapping(node, where, _MATCH_KEYS)
+    entries = reader.mapping(node, where, MATCH_KEYS)
     if not entries:
-        raise reader.error(node, where, "is empty; give at least one of: " + ", ".join(_MATCH_KEYS))
+        raise reader.error(node, where, "is empty; give at least one of: " + ", ".join(MATCH_KEYS))
     labels: tuple[tuple[str, str], ...] = ()
     if "labels" in entries:
         label_nodes = reader.mapping(entries["labels"], f"{where}.labels", _AnyKey())
@@ -410,7 +414,7 @@ def _template(reader: _Reader, node: yaml.Node, where: str) -> str:
 
 
 def _patch(reader: _Reader, node: yaml.Node, where: str) -> dict[str, Any]:
-    entries = reader.mapping(node, where, _PATCH_KEYS)
+    entries = reader.mapping(node, where, PATCH_KEYS)
     if "op" not in entries or "path" not in entries:
         raise reader.error(node, where, "a JSON Patch operation needs `op` and `path`")
     op = reader.choice(entries["op"], f"{where}.op", PATCH_OPS)
@@ -443,11 +447,11 @@ def _pointer(reader: _Reader, node: yaml.Node, where: str) -> str:
 
 
 def _reference(reader: _Reader, node: yaml.Node, where: str) -> ReferenceSpec:
-    entries = reader.mapping(node, where, _REFERENCE_KEYS)
+    entries = reader.mapping(node, where, REFERENCE_KEYS)
     for key in ("kind", "from", "path"):
         if key not in entries:
             raise reader.error(node, where, f"missing `{key}`; a reference is {{kind, from: {{group, kind}}, path}}")
-    source = reader.mapping(entries["from"], f"{where}.from", _FROM_KEYS)
+    source = reader.mapping(entries["from"], f"{where}.from", FROM_KEYS)
     if "kind" not in source:
         raise reader.error(entries["from"], f"{where}.from", "missing `kind`")
     return ReferenceSpec(

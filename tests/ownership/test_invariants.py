@@ -103,22 +103,25 @@ def _stream(render: list[Doc]) -> str:
     return "".join("---\n" + _render(doc) for doc in unique.values())
 
 
+# Each rule: its match, its one owner, and whether it writes `others: strip` or leaves it to the default
+# (strip, for a rule that names an owner).
 rules = st.lists(
     st.fixed_dictionaries(
         {"kind": st.sampled_from([k for _, k, _ in KINDS] + ["*", "Cluster*"])},
-        optional={"name": st.sampled_from((*NAMES, "*", "shared-*"))},
-    ).flatmap(lambda match: st.tuples(st.just(match), st.sampled_from(APPS))),
+        optional={"name": st.sampled_from((*NAMES, "*", "shared-*", "sh*"))},
+    ).flatmap(lambda match: st.tuples(st.just(match), st.sampled_from(APPS), st.booleans())),
     max_size=3,
 )
+Rules = list[tuple[dict[str, str], str, bool]]
 
 
-def _ownership(rule_list: list[tuple[dict[str, str], str]], owner: str | None, unowned: str) -> Ownership:
+def _ownership(rule_list: Rules, owner: str | None, unowned: str) -> Ownership:
     """A chartshare.yaml where every rule names one owner and strips elsewhere: the partition setting."""
     text = "apiVersion: chartshare/v1\nkind: ChartShare\nallowEmpty: true\n"
     text += f"unowned: {unowned}\n" + (f"owner: {owner}\n" if owner else "")
     text += "rules:\n" if rule_list else ""
-    for match, app in rule_list:
-        text += f"  - match: {json.dumps(match)}\n    owner: {app}\n    others: strip\n"
+    for match, app, explicit in rule_list:
+        text += f"  - match: {json.dumps(match)}\n    owner: {app}\n" + ("    others: strip\n" if explicit else "")
     return parse(text, Path("chartshare.yaml"), "chartshare.yaml")
 
 
@@ -133,12 +136,13 @@ renders = st.lists(docs, min_size=1, max_size=10)
 
 
 @BUDGET
-@given(renders, rules, fleets, st.sampled_from(APPS), st.sampled_from(("keep", "strip")))
+@given(renders, rules, fleets, st.sampled_from((None, *APPS)), st.sampled_from(("keep", "strip")))
 def test_ownership_is_a_partition_across_the_fleet(
-    render: list[Doc], rule_list: list[tuple[dict[str, str], str]], fleet: list[str], owner: str, unowned: str
+    render: list[Doc], rule_list: Rules, fleet: list[str], owner: str | None, unowned: str
 ) -> None:
-    """With one owner per rule and a top-level owner, every cluster-scoped object, and every object a rule
-    matches, comes out of exactly the one app that owns it, if that app is in the fleet."""
+    """With one owner per rule (and, or not, a top-level owner), every object a rule matches, and every
+    cluster-scoped object when a top-level owner is set, comes out of exactly the one app that owns it, if
+    that app is in the fleet; without one, `unowned` decides for the rest."""
     stream = _stream(render)
     ownership = _ownership(rule_list, owner, unowned)
     emitted: dict[tuple[str, str, str], list[str]] = {}
@@ -152,6 +156,9 @@ def test_ownership_is_a_partition_across_the_fleet(
         if rule is None and not cluster:
             assert emitted.get(key) == fleet  # namespaced and unmatched: every app keeps it
             continue
+        if rule is None and not ownership.owners:
+            assert emitted.get(key, []) == (fleet if unowned == "keep" else [])
+            continue
         owners = rule.owners if rule else ownership.owners
         assert emitted.get(key, []) == [app for app in fleet if app in owners]
         assert len(emitted.get(key, [])) <= 1
@@ -159,9 +166,7 @@ def test_ownership_is_a_partition_across_the_fleet(
 
 @BUDGET
 @given(renders, rules, st.sampled_from(APPS))
-def test_objects_no_rule_touches_keep_helms_bytes(
-    render: list[Doc], rule_list: list[tuple[dict[str, str], str]], app: str
-) -> None:
+def test_objects_no_rule_touches_keep_helms_bytes(render: list[Doc], rule_list: Rules, app: str) -> None:
     stream = _stream(render)
     ownership = _ownership(rule_list, None, "keep")
     out = [chunk.text for chunk in manifests.split(_emit(stream, ownership, app)[0])]
@@ -173,7 +178,7 @@ def test_objects_no_rule_touches_keep_helms_bytes(
 @BUDGET
 @given(renders, rules, st.sampled_from(APPS), st.sampled_from(APPS), st.booleans())
 def test_output_is_deterministic_and_a_second_pass_changes_nothing(
-    render: list[Doc], rule_list: list[tuple[dict[str, str], str]], app: str, owner: str, with_rules: bool
+    render: list[Doc], rule_list: Rules, app: str, owner: str, with_rules: bool
 ) -> None:
     stream = _stream(render)
     ownership = _ownership(rule_list, owner, "strip") if with_rules else None
@@ -185,9 +190,7 @@ def test_output_is_deterministic_and_a_second_pass_changes_nothing(
 
 @BUDGET
 @given(renders, rules, st.sampled_from(APPS), st.sampled_from(APPS))
-def test_output_parses_the_way_argo_cd_parses_it(
-    render: list[Doc], rule_list: list[tuple[dict[str, str], str]], app: str, owner: str
-) -> None:
+def test_output_parses_the_way_argo_cd_parses_it(render: list[Doc], rule_list: Rules, app: str, owner: str) -> None:
     """A YAML stream reader (not chartshare's splitter) and a JSON reader see the same objects, each with a
     string kind, and exactly the objects chartshare decided to emit."""
     stream = _stream(render)

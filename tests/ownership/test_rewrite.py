@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from cmp import manifests, naming
+from cmp import manifests, name_rules
 from cmp.annotations import SYNC_OPTIONS
 from cmp.errors import ConfigError, RuleError
 from cmp.manifests import Resource
 from cmp.model import App
-from cmp.ownership import managed_namespace as handoff
-from cmp.ownership import rules
+from cmp.ownership import managed_namespace, rules
 from cmp.ownership.outcome import Outcome
 from cmp.ownership.process import process
 from cmp.ownership.report import summary
@@ -137,16 +136,34 @@ def test_a_failing_operation_names_its_index_and_does_not_echo_the_document() ->
     assert "'mode'" not in message and "on'" not in message
 
 
-def test_jsonpatch_is_imported_only_when_a_rule_patches() -> None:
+BLOCK_CONFIG_MAP = """---
+# Source: op/templates/workload.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  mode: "on"
+"""
+
+
+def test_jsonpatch_is_imported_only_when_a_patch_needs_the_parsed_object() -> None:
+    """A rename, and a patch helm's text can take, leave jsonpatch unloaded; a patch through a sequence index
+    (which only the object path carries out) loads it."""
     probe = textwrap.dedent(
         f"""
         import sys
         sys.path[:0] = [{str(ROOT / "tests")!r}, {str(ROOT / "tests" / "ownership")!r}]
-        from test_rewrite import run
+        from test_rewrite import BLOCK_CONFIG_MAP, run
         run("rules:\\n  - match: {{kind: ClusterRole}}\\n    others: rename\\n")
-        assert "jsonpatch" not in sys.modules, "imported without a patch"
-        run("rules:\\n  - match: {{kind: ConfigMap}}\\n    patch: [{{op: add, path: /data/x, value: y}}]\\n")
-        assert "jsonpatch" in sys.modules
+        assert "jsonpatch" not in sys.modules, "imported for a rename"
+        text_patch = "rules:\\n  - match: {{kind: ConfigMap}}\\n    patch: [{{op: add, path: /data/x, value: y}}]\\n"
+        outcome = run(text_patch, BLOCK_CONFIG_MAP)
+        assert outcome.resources[0].changed and not outcome.resources[0].parsed
+        assert "jsonpatch" not in sys.modules, "imported for a patch carried out on the text"
+        by_index = "[{{op: replace, path: /subjects/0/name, value: x}}]"
+        run(f"rules:\\n  - match: {{{{kind: ClusterRoleBinding}}}}\\n    patch: {{by_index}}\\n")
+        assert "jsonpatch" in sys.modules, "the object path did not load it"
         """
     )
     subprocess.run([sys.executable, "-c", probe], check=True, cwd=ROOT, timeout=60)
@@ -247,7 +264,7 @@ def test_a_user_reference_that_is_ambiguous_between_groups_is_refused() -> None:
     ],
 )
 def test_naming_rules_follow_the_api_server(group: str, kind: str, name: str, fits: bool) -> None:
-    assert (naming.rule_for(group, kind).problem(name) is None) is fits
+    assert (name_rules.rule_for(group, kind).problem(name) is None) is fits
 
 
 # --- the Namespace hand-off -------------------------------------------------------------------------------------
@@ -289,7 +306,7 @@ def test_the_hand_off_block_keeps_labels_and_annotations_but_not_argo_cd_ones() 
 
 def test_no_hand_off_when_some_app_owns_the_namespace() -> None:
     outcome = run("rules:\n  - match: {kind: Namespace}\n    owner: team-a\n", NAMESPACE)
-    assert not handoff.orphaned(outcome.stripped)
+    assert not managed_namespace.orphaned(outcome.stripped)
     assert not [line for line in outcome.notices if "managedNamespaceMetadata" in line]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cmp import naming
+from cmp import name_rules
 from cmp.ownership import rules
 from cmp.ownership.reference_fields import NAME_REFERENCES, SELECTOR_REFERENCES, NameReference, SelectorReference
 from conftest import ROOT, TESTS
@@ -36,10 +36,10 @@ def test_every_chartshare_yaml_in_the_docs_loads(body: str) -> None:
 @pytest.mark.parametrize(
     "word",
     [
-        *rules._TOP_KEYS,
-        *rules._RULE_KEYS,
-        *rules._MATCH_KEYS,
-        *rules._REFERENCE_KEYS,
+        *rules.TOP_KEYS,
+        *rules.RULE_KEYS,
+        *rules.MATCH_KEYS,
+        *rules.REFERENCE_KEYS,
         *rules.OTHERS_CHOICES,
         *rules.UNOWNED_CHOICES,
         *(f"{{{placeholder}}}" for placeholder in rules.PLACEHOLDERS),
@@ -54,7 +54,7 @@ def test_every_reference_row_is_in_the_docs_table(row: NameReference | SelectorR
     assert f"| `{row.id}` |" in TEXT
 
 
-@pytest.mark.parametrize("kind", sorted({kind for _, kind in naming.NAME_RULES}))
+@pytest.mark.parametrize("kind", sorted({kind for _, kind in name_rules.NAME_RULES}))
 def test_every_special_naming_rule_is_documented(kind: str) -> None:
     assert re.search(rf"^\|[^\n]*\b{kind}\b[^\n]*\|", TEXT, flags=re.M), kind
 

@@ -73,17 +73,6 @@ def apply_decisions(
     ], stripped
 
 
-def preload(ownership: Ownership | None) -> None:
-    """Import the modules this app's rules will need (renames, text patches) while helm renders, rather
-    than after it, when every millisecond adds to the render's time."""
-    rules = ownership.rules if ownership is not None else ()
-    if any(rule.others is Action.RENAME for rule in rules):
-        from cmp.ownership import reference_fields  # noqa: F401
-        from cmp.ownership.rewrite import references  # noqa: F401
-    if any(rule.patch for rule in rules):
-        from cmp.manifests import textpatch  # noqa: F401
-
-
 def refusal(resource: Resource, decision: Decision, app: App) -> str:
     where = resource.template_note()
     if decision.rule is None:

@@ -68,9 +68,9 @@ def rename(
     if has_renamed_form(resource.name, template, values):
         return None
     new = render_name(template, values)
-    from cmp import naming
+    from cmp import name_rules
 
-    problem = naming.rule_for(resource.group, resource.kind).problem(new)
+    problem = name_rules.rule_for(resource.group, resource.kind).problem(new)
     if problem:
         empty = [f"{{{key}}}" for key in _PLACEHOLDER.findall(template) if not values[key]]
         hint = f" ({', '.join(empty)} is empty for this app)" if empty else ""

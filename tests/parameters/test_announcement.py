@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cmp.parameters.announce import flatten
+from cmp.parameters.announcement import flatten
 from conftest import ROOT, run_cli
 
 EXAMPLE = ROOT / "examples" / "shoong-delivery"
