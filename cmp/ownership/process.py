@@ -11,6 +11,7 @@ from cmp.errors import ManifestError, RuleError
 from cmp.manifests import Resource
 from cmp.model import Action, App, Decision, ResourceId
 from cmp.ownership import managed_namespace
+from cmp.ownership.bindings import refuse_unbinding
 from cmp.ownership.decide import decide, matching_rule
 from cmp.ownership.outcome import Applied, Outcome
 from cmp.ownership.report import aggregation_notices
@@ -34,6 +35,7 @@ def process(resources: list[Resource], ownership: Ownership | None, app: App) ->
     )
     decisions = decide(resources, ownership, app.name, scopes, app.namespace)
     emitted, stripped = apply_decisions(resources, decisions, app, ownership=ownership, scopes=scopes)
+    refuse_unbinding(emitted, stripped, ownership, app, scopes)
     if not emitted and not ownership.allow_empty:
         cause = "helm rendered no resources" if not resources else f"the rules strip all {len(resources)} resources"
         raise RuleError(

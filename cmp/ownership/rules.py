@@ -92,6 +92,7 @@ class Rule(NamedTuple):
     protect: bool | None
     rename_to: str
     patch: tuple[dict[str, Any], ...]
+    others_written: bool = False  # `others:` is in the file (not the default the owner implies)
 
     @property
     def label(self) -> str:
@@ -374,6 +375,7 @@ def _rule(reader: _Reader, node: yaml.Node, where: str) -> Rule:
         patch=reader.items(entries["patch"], f"{where}.patch", lambda n, w: _patch(reader, n, w))
         if "patch" in entries
         else (),
+        others_written="others" in entries,
     )
 
 
