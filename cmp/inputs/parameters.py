@@ -117,7 +117,7 @@ PARAMETERS: tuple[Parameter, ...] = (
     ),
     Parameter(
         "timeout", "string", "--timeout", "Timeout",
-        "seconds helm may take, at most 55 (Argo CD stops a plugin at 60 s)", default="45",
+        "seconds helm may take; as a parameter at most 55 (Argo CD stops a plugin at 60 s)", default="45",
     ),
 )  # fmt: skip
 
