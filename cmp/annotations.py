@@ -20,3 +20,8 @@ def sync_options(annotations: Mapping[str, Any]) -> list[str]:
     """The comma-separated options of the sync-options annotation, blanks dropped."""
     raw = annotations.get(SYNC_OPTIONS)
     return [option.strip() for option in str(raw or "").split(",") if option.strip()]
+
+
+def prune_safe(annotations: Mapping[str, Any]) -> bool:
+    """Whether these annotations stop a sync with prune from deleting the object."""
+    return any(option in PRUNE_SAFE for option in sync_options(annotations))

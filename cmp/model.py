@@ -21,6 +21,29 @@ class ResourceId(NamedTuple):
         return f"{kind} {self.namespace}/{self.name}" if self.namespace else f"{kind} {self.name}"
 
 
+class ClusterResourceId(NamedTuple):
+    """An object on one destination cluster: what `check` compares apps by, since the same object sent to
+    two clusters is no contention. (Of any scope: "cluster" is the destination, not cluster-scoped.)"""
+
+    cluster: str
+    group: str
+    kind: str
+    namespace: str
+    name: str
+
+    @classmethod
+    def on(cls, cluster: str, resource: ResourceId) -> ClusterResourceId:
+        return cls(cluster, *resource)
+
+    @property
+    def resource(self) -> ResourceId:
+        """The identity Argo CD tracks the object by within its cluster."""
+        return ResourceId(self.group, self.kind, self.namespace, self.name)
+
+    def __str__(self) -> str:
+        return str(self.resource)
+
+
 def split_api_version(api_version: str) -> tuple[str, str]:
     """`apps/v1` -> (`apps`, `v1`); `v1` -> (``, `v1`)."""
     group, _, version = api_version.rpartition("/")

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping
 from itertools import groupby
 from typing import Any
 
-from cmp.check.fleet import PLUGIN_NAME, AppRow, Conflict, Report
+from cmp.check.analysis import AppRow, Conflict, Report
+from cmp.check.plan import PLUGIN_NAME
 
 PROGRESS_MIN_JOBS = 8  # below this a progress bar only flickers
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._*?/-]*$")
@@ -37,33 +38,14 @@ def to_json(report: Report) -> str:
             }
             for a in report.applications
         ],
-        "conflicts": [
-            {
-                "cluster": c.cluster,
-                "group": c.group,
-                "kind": c.kind,
-                "namespace": c.namespace,
-                "name": c.name,
-                "apps": list(c.apps),
-            }
-            for c in report.conflicts
+        "conflicts": [{**c.id._asdict(), "apps": list(c.apps)} for c in report.conflicts],
+        "warnings": [
+            {"app": w.app, "kind": w.id.kind, "name": w.id.name, "message": w.message} for w in report.warnings
         ],
-        "warnings": [{"app": w.app, "kind": w.kind, "name": w.name, "message": w.message} for w in report.warnings],
         "skipped": [{"app": s.app, "reason": s.reason} for s in report.skipped],
     }
     if report.prune_risks is not None:
-        payload["prune_risks"] = [
-            {
-                "cluster": r.cluster,
-                "group": r.group,
-                "kind": r.kind,
-                "namespace": r.namespace,
-                "name": r.name,
-                "app": r.app,
-                "fix": r.fix,
-            }
-            for r in report.prune_risks
-        ]
+        payload["prune_risks"] = [{**r.id._asdict(), "app": r.app, "fix": r.fix} for r in report.prune_risks]
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -76,17 +58,18 @@ def to_text(report: Report, *, raw: bool = False) -> str:
     if report.warnings:
         lines.append("WARNINGS")
         for warning in report.warnings:
-            lines.append(f"  {warning.app}: {warning.kind} {warning.name}")
+            lines.append(f"  {warning.app}: {warning.id.kind} {warning.id.name}")
             lines += [f"    {line}" for line in warning.message.splitlines()]
         lines.append("")
     if report.skipped:
         lines += ["SKIPPED", *(f"  {skip.app}: {skip.reason}" for skip in report.skipped), ""]
     if report.prune_risks:
         lines.append("PRUNE RISKS (live objects an app would delete on its next sync with prune)")
-        for cluster, risks in groupby(report.prune_risks, key=lambda risk: risk.cluster):
+        for cluster, risks in groupby(report.prune_risks, key=lambda risk: risk.id.cluster):
             lines.append(f"cluster {cluster}")
             for risk in risks:
-                what = f"{risk.kind} {risk.namespace}/{risk.name}" if risk.namespace else f"{risk.kind} {risk.name}"
+                key = risk.id
+                what = f"{key.kind} {key.namespace}/{key.name}" if key.namespace else f"{key.kind} {key.name}"
                 lines.append(f"  app {risk.app} would PRUNE {what} on its next sync with prune; make it safe first:")
                 lines.append(f"    {risk.fix}")
         lines.append("")
@@ -110,7 +93,7 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
 def _conflict_lines(report: Report, raw: bool) -> list[str]:
     renderers = {row.name: row.renderer for row in report.applications}
     lines = ["CONFLICTS (objects several apps would track: each sync takes them from the others)"]
-    for cluster, conflicts in groupby(report.conflicts, key=lambda conflict: conflict.cluster):
+    for cluster, conflicts in groupby(report.conflicts, key=lambda conflict: conflict.id.cluster):
         lines.append(f"cluster {cluster}")
         rows: list[tuple[str, ...]] = [("RESOURCE", "CLAIMED BY")]
         group = list(conflicts)
@@ -126,10 +109,11 @@ def _conflict_lines(report: Report, raw: bool) -> list[str]:
 
 def suggestion(conflict: Conflict, renderers: dict[str, str], raw: bool = False) -> list[str]:
     """The chartshare.yaml rule giving the object to one app, and what else the apps need for it to apply."""
-    match = {"group": conflict.group, "kind": conflict.kind}
-    if conflict.namespace:
-        match["namespace"] = conflict.namespace
-    match["name"] = conflict.name
+    key = conflict.id
+    match = {"group": key.group, "kind": key.kind}
+    if key.namespace:
+        match["namespace"] = key.namespace
+    match["name"] = key.name
     flow = ", ".join(f"{key}: {_scalar(value)}" for key, value in match.items())
     lines = [
         "suggested rule, in the chartshare.yaml of each app above:",

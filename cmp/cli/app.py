@@ -176,27 +176,28 @@ def check(
     ] = None,
 ) -> int:
     """Render every Application from Git and report objects two of them would both claim (exit 1)."""
-    from cmp.check import applications, fleet
-    from cmp.check import report as reporting
+    from cmp.check.command import check_fleet
     from cmp.inputs.config import DEFAULT_TIMEOUT, default_helm
 
     root = repo_root.resolve()
     if not root.is_dir():
         raise UsageError(f"--repo-root {repo_root} is not a directory")
-    loaded = applications.load(paths, control_plane_namespace)
-    live_objects = applications.load_live(live, loaded.errors) if live is not None else None
-    if not (loaded.applications or loaded.skipped or loaded.errors):
-        loaded.errors.append(f"no Application or ApplicationSet in {', '.join(map(str, paths))}")
-    binary = helm or default_helm(os.environ)
-    planned = fleet.plan(loaded.applications, root, raw=raw, helm=binary, timeout=DEFAULT_TIMEOUT)
-    _refuse(loaded.errors + planned.errors)
-    json_output = output_format is CheckFormat.json
-    wanted = reporting.progress_wanted(sys.stderr.isatty(), json_output, os.environ, len(planned.jobs))
-    renders = fleet.run(planned.jobs, jobs or fleet.default_workers(), _progress if wanted else None)
-    _refuse([rendered.error for rendered in renders if rendered.error])
-    report = fleet.analyse(renders, [*loaded.skipped, *planned.skipped], live_objects)
-    sys.stdout.write(reporting.to_json(report) if json_output else reporting.to_text(report, raw=raw))
-    return 1 if report.conflicts else 0
+    outcome = check_fleet(
+        paths,
+        root,
+        json_output=output_format is CheckFormat.json,
+        raw=raw,
+        live=live,
+        control_plane_namespace=control_plane_namespace,
+        helm=helm or default_helm(os.environ),
+        timeout=DEFAULT_TIMEOUT,
+        workers=jobs,
+        progress=_progress if sys.stderr.isatty() else None,
+        environ=os.environ,
+    )
+    _refuse(outcome.errors)
+    sys.stdout.write(outcome.text)
+    return 1 if outcome.conflicts else 0
 
 
 def _refuse(problems: list[str]) -> None:

@@ -36,13 +36,22 @@ def orphaned(stripped: Sequence[Applied]) -> list[Resource]:
 
 def managed_namespace_metadata(namespace: Resource) -> str:
     """The `syncPolicy` block, indented as it sits under an Application's `spec:`."""
-    metadata: dict[str, Any] = {}
-    for key, values in (("labels", namespace.labels), ("annotations", _annotations(namespace))):
-        kept = _kept(values)
-        if kept:
-            metadata[key] = kept
-    block = {"syncPolicy": {"managedNamespaceMetadata": metadata, "syncOptions": ["CreateNamespace=true"]}}
+    block = sync_policy(namespace.metadata)
     return "".join(f"  {line}\n" for line in goyaml.dump(block).splitlines())
+
+
+def sync_policy(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """`{"syncPolicy": ...}` creating the Namespace with the labels and annotations of its `metadata` that
+    describe the namespace itself; from plain objects, for `check`, which holds no Resource."""
+    kept: dict[str, Any] = {}
+    for key in ("labels", "annotations"):
+        values = metadata.get(key)
+        found = _kept(values) if isinstance(values, Mapping) else {}
+        if found:
+            kept[key] = found
+    policy: dict[str, Any] = {"managedNamespaceMetadata": kept} if kept else {}
+    policy["syncOptions"] = ["CreateNamespace=true"]
+    return {"syncPolicy": policy}
 
 
 def notices(stripped: Sequence[Applied], app: App) -> list[str]:

@@ -1,11 +1,45 @@
-"""`chartshare check` reads Application manifests from the repository: the same bounds hold there."""
+"""`chartshare check` end to end: bad input is refused whole, with the bounds generate keeps, and the
+command costs generate nothing."""
 
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
-from conftest import run_cli
+from cmp.check.command import check_fleet
+from conftest import ROOT, TESTS, run_cli
+
+
+def test_generate_never_imports_the_check_modules() -> None:
+    """check must not slow down generate, Argo CD's hot path."""
+    code = (
+        "import sys, cmp.cli.launch, cmp.cli.app, cmp.generate.command; "
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('cmp'))))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert {"cmp.cli.app", "cmp.generate.render", "cmp.ownership.process"} <= set(loaded)
+    assert [module for module in loaded if module.startswith("cmp.check")] == []
+
+
+def test_bad_input_comes_back_as_error_lines_and_no_report() -> None:
+    cases = TESTS / "cases" / "check" / "error-input"
+    outcome = check_fleet(
+        [cases / "argocd"],
+        ROOT,
+        json_output=False,
+        raw=False,
+        live=[cases / "absent.yaml"],
+        control_plane_namespace="argocd",
+        helm="helm",
+        timeout=9,
+        workers=1,
+        progress=None,
+        environ={},
+    )
+    assert (outcome.text, outcome.conflicts) == ("", 0)
+    assert len(outcome.errors) == 8
+    assert outcome.errors[-1] == f"--live {cases / 'absent.yaml'}: no such file"
 
 
 def test_an_alias_bomb_in_an_application_manifest_is_refused_not_expanded(tmp_path: Path, helm: str) -> None:

@@ -1,0 +1,116 @@
+"""The pure analysis of a fleet's renders: conflicts, warnings and (given live objects) prune risks.
+
+A conflict is one object on one destination cluster that two or more apps emit: each sync takes its
+tracking-id from the others. CRDs are the exception, since Argo CD never stamps them: identical copies
+do not fight, different ones do. The warnings and prune risks come from findings.py and live.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cmp.check import findings, live
+from cmp.check.applications import Skip
+from cmp.check.claims import AppClaims, ByObject, by_object
+from cmp.check.findings import Finding, canonical, is_crd
+from cmp.check.live import PruneRisk
+from cmp.check.renders import Rendered
+from cmp.model import ClusterResourceId
+
+
+@dataclass(frozen=True, slots=True)
+class AppRow:
+    name: str
+    cluster: str
+    namespace: str
+    renderer: str
+    resources: int
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """An object several apps emit on one cluster, and those apps (sorted)."""
+
+    id: ClusterResourceId
+    apps: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    applications: tuple[AppRow, ...]
+    conflicts: tuple[Conflict, ...]
+    warnings: tuple[Finding, ...]
+    skipped: tuple[Skip, ...]
+    prune_risks: tuple[PruneRisk, ...] | None  # None: no --live given
+
+
+def analyse(
+    renders: Sequence[Rendered], skipped: Sequence[Skip], live_objects: Sequence[Mapping[str, Any]] | None = None
+) -> Report:
+    """Claims of every app -> the report."""
+    apps = claims_by_app(renders, skipped)
+    emitters = by_object(apps.values(), emitted=True)
+    renderers = by_object(apps.values(), emitted=False)
+    warnings = [
+        *findings.shared_warnings(renderers, emitters, apps),
+        *findings.unstable_warnings(apps.values()),
+        *findings.replica_warnings(apps.values()),
+        *findings.ca_bundle_warnings(apps.values()),
+    ]
+    risks: list[PruneRisk] | None = None
+    if live_objects is not None:
+        risks, handovers = live.prune_risks(live_objects, apps, emitters)
+        warnings += handovers
+    rows = sorted(
+        (
+            AppRow(
+                r.app.name,
+                r.app.cluster,
+                r.app.namespace,
+                "chartshare" if "chartshare" in r.renderers else "helm",
+                len(r.emitted),
+            )
+            for r in apps.values()
+        ),
+        key=lambda row: (row.name, row.cluster),
+    )
+    return Report(
+        applications=tuple(rows),
+        conflicts=tuple(conflicts(emitters)),
+        warnings=tuple(sorted(set(warnings), key=lambda w: (w.app, w.id.kind, w.id.name, w.message))),
+        skipped=tuple(sorted(set(skipped), key=lambda s: (s.app, s.reason))),
+        prune_risks=None if risks is None else tuple(sorted(risks, key=_risk_order)),
+    )
+
+
+def claims_by_app(renders: Sequence[Rendered], skipped: Sequence[Skip]) -> dict[str, AppClaims]:
+    """Each app's claims over all its sources; an app with a skipped source is incomplete."""
+    apps: dict[str, AppClaims] = {}
+    for rendered in renders:
+        result = apps.setdefault(rendered.job.app.name, AppClaims(rendered.job.app))
+        result.renderers.append("helm" if rendered.job.raw else rendered.job.renderer)
+        for claim in rendered.emitted:
+            result.emitted.setdefault(claim.id, claim)
+        for claim in rendered.stripped:
+            result.stripped.setdefault(claim.id, claim)
+        result.unstable += rendered.unstable
+    for skip in skipped:
+        if skip.app in apps:
+            apps[skip.app].complete = False
+    return apps
+
+
+def conflicts(emitters: ByObject) -> Iterator[Conflict]:
+    for key in sorted(emitters):
+        claims = emitters[key]
+        if len(claims) < 2:
+            continue
+        if is_crd(key) and len({canonical(claim.obj) for claim in claims.values()}) == 1:
+            continue  # Argo CD does not track CRDs: identical copies do not fight
+        yield Conflict(key, apps=tuple(sorted(claims)))
+
+
+def _risk_order(risk: PruneRisk) -> tuple[str, ...]:
+    return (risk.id.cluster, risk.id.group, risk.id.kind, risk.id.name)

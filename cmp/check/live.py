@@ -1,0 +1,116 @@
+"""Live objects against the fleet's renders: which objects adopting the rules would prune, and the fix.
+
+Argo CD deletes, on an app's next sync with prune, every live object whose tracking-id names that app and
+that the app no longer emits, unless `Prune=false` (or `Prune=confirm`) is already on the live object.
+Handing an object from one app to another is therefore a prune risk until the live copy is annotated; the
+report prints the `kubectl annotate` command that makes it safe, and tells the new owner when to sync.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cmp.annotations import SYNC_OPTIONS, TRACKING_ID, prune_safe, sync_options
+from cmp.check.claims import AppClaims, ByObject, mapping_at
+from cmp.check.findings import Finding
+from cmp.model import ClusterResourceId, ResourceId, split_api_version
+
+
+@dataclass(frozen=True, slots=True)
+class PruneRisk:
+    """A live object `app` would delete on its next sync with prune, and the command that prevents it."""
+
+    id: ClusterResourceId
+    app: str
+    fix: str
+
+
+def prune_risks(
+    live: Sequence[Mapping[str, Any]], apps: Mapping[str, AppClaims], emitters: ByObject
+) -> tuple[list[PruneRisk], list[Finding]]:
+    """Live objects tracked by an app that will no longer emit them: deleted on its next sync with prune.
+    Also one hand-over note for each app that emits such an object instead."""
+    risks: list[PruneRisk] = []
+    handovers: list[Finding] = []
+    for obj in live:
+        tracked = tracking(obj)
+        if tracked is None:
+            continue
+        tracker, resource = tracked
+        result = apps.get(tracker)
+        # the tracker's cluster; for a tracker outside this fleet, whichever cluster a fleet app emits it on
+        clusters = {result.app.cluster} if result is not None else {r.app.cluster for r in apps.values()}
+        found = {(key, app) for cluster in clusters for key, app in _emitting(emitters, cluster, resource)}
+        new_owners = sorted({app for _, app in found})
+        if tracker in new_owners:
+            continue
+        protected = prune_safe(mapping_at(obj, "metadata", "annotations"))
+        if result is not None and result.complete and not protected:
+            key = ClusterResourceId.on(result.app.cluster, resource)
+            risks.append(PruneRisk(key, tracker, annotate_command(obj, resource)))
+        for owner in new_owners:
+            if result is None:
+                story = (
+                    f"is tracked by {tracker}, an app outside this fleet, and {owner} emits it too: the two will "
+                    f"fight over it unless {tracker} stops emitting it"
+                )
+            elif protected:
+                story = (
+                    f"is tracked by {tracker}, which no longer emits it; it carries Prune=false, so nothing is "
+                    f"deleted: sync {owner} to take it over"
+                )
+            else:
+                story = (
+                    f"is tracked by {tracker}, which no longer emits it: annotate it first (see PRUNE RISKS), "
+                    f"then sync {owner} to take it over"
+                )
+            key = min(key for key, app in found if app == owner)
+            handovers.append(Finding(owner, key, f"the live {resource} {story}"))
+    return risks, handovers
+
+
+def _emitting(emitters: ByObject, cluster: str, resource: ResourceId) -> Iterator[tuple[ClusterResourceId, str]]:
+    """(object, app) for the apps emitting the live object; a live object without a namespace matches
+    whatever namespace a claim was given (a cluster-scoped kind check could not place is still the same
+    object)."""
+    for key, claims in emitters.items():
+        same = (key.cluster, key.group, key.kind, key.name) == (cluster, resource.group, resource.kind, resource.name)
+        if same and (not resource.namespace or key.namespace == resource.namespace):
+            for app in claims:
+                yield key, app
+
+
+def tracking(obj: Mapping[str, Any]) -> tuple[str, ResourceId] | None:
+    """(app, object) from a live object's tracking-id, when the id really is about this object (Argo CD
+    ignores an id copied onto another object)."""
+    metadata = mapping_at(obj, "metadata")
+    value = mapping_at(obj, "metadata", "annotations").get(TRACKING_ID)
+    if not isinstance(value, str):
+        return None
+    parts = value.split(":")
+    if len(parts) != 3 or parts[1].count("/") != 1 or parts[2].count("/") != 1:
+        return None
+    app, (group, kind), (namespace, name) = parts[0], parts[1].split("/"), parts[2].split("/")
+    object_group, _ = split_api_version(str(obj.get("apiVersion") or ""))
+    object_namespace = str(metadata.get("namespace") or "")
+    if (group, kind, name) != (object_group, obj.get("kind"), metadata.get("name")):
+        return None
+    if object_namespace and namespace != object_namespace:
+        return None
+    return app, ResourceId(group, kind, object_namespace, name)
+
+
+def annotate_command(obj: Mapping[str, Any], resource: ResourceId) -> str:
+    """`kubectl annotate` adding Prune=false to the live object's sync-options, keeping the ones it has."""
+    options = [
+        option for option in sync_options(mapping_at(obj, "metadata", "annotations")) if not option.startswith("Prune=")
+    ] + ["Prune=false"]
+    kind = resource.kind.lower() + (f".{resource.group}" if resource.group else "")
+    words = ["kubectl", "annotate"]
+    if resource.namespace:
+        words += ["-n", resource.namespace]
+    words += [f"{kind}/{resource.name}", f"{SYNC_OPTIONS}={','.join(options)}", "--overwrite"]
+    return " ".join(shlex.quote(word) for word in words)
