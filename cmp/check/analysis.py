@@ -2,7 +2,8 @@
 
 A conflict is one object on one destination cluster that two or more apps emit: each sync takes its
 tracking-id from the others. CRDs are the exception, since Argo CD never stamps them: identical copies
-do not fight, different ones do. The warnings and prune risks come from findings.py and live.py.
+do not fight, different ones do. The warnings come from shared.py (objects several apps render) and
+findings.py (traps in what a chart makes), the prune risks from live.py.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cmp.check import findings, live
+from cmp.check import findings, live, shared
 from cmp.check.applications import Skip
 from cmp.check.claims import AppClaims, ByObject, by_object
 from cmp.check.findings import Finding, canonical, is_crd
@@ -54,7 +55,7 @@ def analyse(
     emitters = by_object(apps.values(), emitted=True)
     renderers = by_object(apps.values(), emitted=False)
     warnings = [
-        *findings.shared_warnings(renderers, emitters, apps),
+        *shared.shared_warnings(renderers, emitters, apps),
         *findings.unstable_warnings(apps.values()),
         *findings.replica_warnings(apps.values()),
         *findings.ca_bundle_warnings(apps.values()),

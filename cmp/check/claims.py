@@ -22,6 +22,7 @@ class Claim:
     id: ClusterResourceId  # namespace "" for cluster-scoped objects, the destination for namespaced ones without one
     obj: dict[str, Any]
     reason: str = ""  # for a stripped copy: why this app strips it
+    top_level_owner: bool = False  # stripped because chartshare.yaml's top-level `owner:` names another app
 
 
 Unstable = tuple[ClusterResourceId, tuple[str, ...]]  # an object of a render, and the fields that differ in another

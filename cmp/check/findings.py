@@ -1,22 +1,31 @@
-"""The warnings of `check`: objects that will not fight over tracking but will still hurt, each with its fix.
+"""The warnings of `check` (one type, stable codes), and those about what a chart makes: renders that change
+between runs, replicas an HPA owns, a caBundle cert-manager injects.
 
-Pure: claims in, findings out. Each builder covers one sync trap Argo CD users meet with shared or
-chart-made objects: a shared object whose owner's copy is not protected from pruning, an object every app
-strips, a render that changes between runs, replicas an HPA owns, a caBundle cert-manager injects.
+Pure: claims in, findings out. A finding is about one object of one app and carries a stable `code`;
+findings of one code for one app that share their advice also say how they read together, so the report
+can list their objects under one entry with the fix said once.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from cmp import goyaml
-from cmp.annotations import prune_safe
-from cmp.check.claims import AppClaims, ByObject, Claim, mapping_at
-from cmp.model import ClusterResourceId, split_api_version
-from cmp.ownership.managed_namespace import sync_policy
+from cmp.check.claims import AppClaims, mapping_at
+from cmp.model import ClusterResourceId, GroupKind, split_api_version
+
+# The codes of the warnings: stable slugs that tools and docs refer to.
+UNPROTECTED_SHARED = "unprotected-shared"
+NOBODY_EMITS = "nobody-emits"
+DIVERGENT_COPY = "divergent-copy"
+NONDETERMINISTIC = "nondeterministic"
+HPA_REPLICAS = "hpa-replicas"
+EMPTY_CABUNDLE = "empty-cabundle"
+HANDOVER = "handover"
 
 CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
 NAMESPACE = ("", "Namespace")
@@ -24,7 +33,7 @@ NAMESPACE = ("", "Namespace")
 SCALED_KINDS = frozenset({("apps", "Deployment"), ("apps", "StatefulSet")})
 HPA = ("autoscaling", "HorizontalPodAutoscaler")
 # Where cert-manager's cainjector writes a CA bundle, per kind; `[]` walks every list item.
-CA_BUNDLE_FIELDS: Mapping[tuple[str, str], tuple[str, ...]] = {
+CA_BUNDLE_FIELDS: Mapping[GroupKind, tuple[str, ...]] = {
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): ("webhooks[].clientConfig.caBundle",),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ("webhooks[].clientConfig.caBundle",),
     CRD: ("spec.conversion.webhook.clientConfig.caBundle",),
@@ -35,6 +44,15 @@ CA_INJECT_ANNOTATIONS = (
     "cert-manager.io/inject-ca-from-secret",
     "cert-manager.io/inject-apiserver-ca",
 )
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._*?/-]*$")
+
+
+class Together(NamedTuple):
+    """How a finding reads in one entry with others of its code and app that share `headline` and `advice`."""
+
+    headline: str  # after the count: "shared objects emitted only by app-a, without Prune=false"
+    detail: str  # this object's own line in the entry ("" for none)
+    advice: str  # what goes wrong and the fix, said once for the entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +60,10 @@ class Finding:
     """A warning about one object of one app, and the fix."""
 
     app: str
+    code: str
     id: ClusterResourceId
-    message: str
+    message: str  # the whole warning, for this object alone
+    together: Together | None = None  # None: it always stands alone (its fix names this object only)
 
 
 def is_crd(key: ClusterResourceId) -> bool:
@@ -55,58 +75,39 @@ def canonical(obj: Mapping[str, Any]) -> str:
     return json.dumps(obj, sort_keys=True, default=str)
 
 
-def shared_warnings(renderers: ByObject, emitters: ByObject, apps: Mapping[str, AppClaims]) -> Iterator[Finding]:
-    """Objects several apps render: emitted by one owner without Prune=false, or emitted by nobody."""
-    for key, claims in sorted(renderers.items()):
-        kept = emitters.get(key, {})
-        if len(kept) == 1 and len(claims) >= 2 and not is_crd(key):
-            ((owner, claim),) = kept.items()
-            if not prune_safe(mapping_at(claim.obj, "metadata", "annotations")):
-                yield Finding(
-                    owner,
-                    key,
-                    f"{key} is rendered by {', '.join(sorted(claims))} and emitted only by {owner}, without "
-                    f"Prune=false: if ownership ever moves, {owner}'s next sync with prune deletes it. Protect it: "
-                    f"`protect: true` on the chartshare.yaml rule that gives it to {owner}",
-                )
-        elif not kept:
-            yield _nobody_emits(key, claims, apps)
+def match_flow(key: ClusterResourceId, *, name: bool) -> str:
+    """A chartshare.yaml `match:` for the object (or, without `name`, for its kind where it lands), in flow
+    style: `{group: "", kind: Namespace, name: shoong}`."""
+    match = {"group": key.group, "kind": key.kind}
+    if key.namespace:
+        match["namespace"] = key.namespace
+    if name:
+        match["name"] = key.name
+    return "{" + ", ".join(f"{field}: {scalar(value)}" for field, value in match.items()) + "}"
 
 
-def _nobody_emits(key: ClusterResourceId, claims: Mapping[str, Claim], apps: Mapping[str, AppClaims]) -> Finding:
-    first = sorted(claims)[0]
-    reason = claims[first].reason
-    if (key.group, key.kind) != NAMESPACE:
-        return Finding(
-            first,
-            key,
-            f"{key} is rendered by {', '.join(sorted(claims))} and emitted by none of them ({first}: {reason}), "
-            "so no app of this fleet creates it: check the owner the rule names",
-        )
-    # managedNamespaceMetadata applies to the destination namespace: suggest it on an app deployed there.
-    hosts = sorted(app for app in claims if apps[app].app.namespace == key.name) or sorted(claims)
-    snippet = sync_policy(mapping_at(claims[hosts[0]].obj, "metadata"))
-    sets_metadata = "managedNamespaceMetadata" in snippet["syncPolicy"]
-    return Finding(
-        hosts[0],
-        key,
-        f"Namespace {key.name} is rendered by {', '.join(sorted(claims))} and emitted by none of them ({first}: "
-        f"{reason}), so Argo CD does not create it"
-        f"{' or set its labels and annotations' if sets_metadata else ''}. Give it an owner that exists, or let "
-        f"exactly one Application deployed to it manage it (several would overwrite each other's metadata); in "
-        f"{hosts[0]}'s spec:\n" + goyaml.dump(snippet).rstrip("\n"),
-    )
+def scalar(value: str) -> str:
+    """A string as a YAML flow scalar: bare when YAML reads it back as that string, else quoted."""
+    return value if _PLAIN.match(value) and goyaml.reads_as_string(value) else json.dumps(value)
 
 
 def unstable_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
     for result in apps:
         for key, fields in result.unstable:
+            together = Together(
+                "objects that render differently on every run",
+                ", ".join(fields),
+                "Argo CD will show them OutOfSync after each refresh. Generate the values outside the chart (an "
+                "existing Secret, a fixed value) or list these fields under the Application's ignoreDifferences",
+            )
             yield Finding(
                 result.app.name,
+                NONDETERMINISTIC,
                 key,
                 f"renders differently on every run ({', '.join(fields)}): Argo CD will show it OutOfSync after "
                 "each refresh. Generate the value outside the chart (an existing Secret, a fixed value) or list "
                 "these fields under the Application's ignoreDifferences",
+                together,
             )
 
 
@@ -125,17 +126,12 @@ def replica_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
             if mapping_at(workload.obj, "spec").get("replicas") is None:
                 continue
             key = workload.id
-            pointers = ["/spec/replicas"]
-            entry = {
-                "group": key.group,
-                "kind": key.kind,
-                "name": key.name,
-                "namespace": key.namespace,
-                "jsonPointers": pointers,
-            }
+            entry: dict[str, Any] = {"group": key.group, "kind": key.kind, "name": key.name, "namespace": key.namespace}
+            entry["jsonPointers"] = ["/spec/replicas"]
             snippet = _ignore_differences(entry, ["RespectIgnoreDifferences=true"])
             yield Finding(
                 result.app.name,
+                HPA_REPLICAS,
                 workload.id,
                 f"sets spec.replicas while HorizontalPodAutoscaler {claim.id.name} scales it: every sync resets "
                 "the replica count and the app flaps OutOfSync. Leave replicas out of the template when "
@@ -159,6 +155,7 @@ def ca_bundle_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
             snippet = _ignore_differences(entry)
             yield Finding(
                 result.app.name,
+                EMPTY_CABUNDLE,
                 claim.id,
                 f'sets caBundle: "" ({", ".join(empty)}) and asks cert-manager to inject the CA: after each '
                 "injection Argo CD sees a difference and the next sync blanks the bundle. Remove the empty "

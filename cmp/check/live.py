@@ -15,7 +15,7 @@ from typing import Any
 
 from cmp.annotations import SYNC_OPTIONS, TRACKING_ID, prune_safe, sync_options
 from cmp.check.claims import AppClaims, ByObject, mapping_at
-from cmp.check.findings import Finding
+from cmp.check.findings import HANDOVER, Finding, Together
 from cmp.model import ClusterResourceId, ResourceId, split_api_version
 
 
@@ -52,24 +52,36 @@ def prune_risks(
             key = ClusterResourceId.on(result.app.cluster, resource)
             risks.append(PruneRisk(key, tracker, annotate_command(obj, resource)))
         for owner in new_owners:
-            if result is None:
-                story = (
-                    f"is tracked by {tracker}, an app outside this fleet, and {owner} emits it too: the two will "
-                    f"fight over it unless {tracker} stops emitting it"
-                )
-            elif protected:
-                story = (
-                    f"is tracked by {tracker}, which no longer emits it; it carries Prune=false, so nothing is "
-                    f"deleted: sync {owner} to take it over"
-                )
-            else:
-                story = (
-                    f"is tracked by {tracker}, which no longer emits it: annotate it first (see PRUNE RISKS), "
-                    f"then sync {owner} to take it over"
-                )
             key = min(key for key, app in found if app == owner)
-            handovers.append(Finding(owner, key, f"the live {resource} {story}"))
+            handovers.append(_handover(owner, key, tracker, outside=result is None, protected=protected))
     return risks, handovers
+
+
+def _handover(owner: str, key: ClusterResourceId, tracker: str, *, outside: bool, protected: bool) -> Finding:
+    """What `owner` must know before it takes over a live object that `tracker` tracks."""
+    if outside:
+        one = (
+            f"is tracked by {tracker}, an app outside this fleet, and {owner} emits it too: the two will fight "
+            f"over it unless {tracker} stops emitting it"
+        )
+        headline = f"live objects that {tracker}, an app outside this fleet, tracks and {owner} emits too"
+        advice = f"The two will fight over them unless {tracker} stops emitting them"
+    elif protected:
+        one = (
+            f"is tracked by {tracker}, which no longer emits it; it carries Prune=false, so nothing is deleted: "
+            f"sync {owner} to take it over"
+        )
+        headline = f"live objects {tracker} tracks and no longer emits, protected by Prune=false"
+        advice = f"Nothing is deleted: sync {owner} to take them over"
+    else:
+        one = (
+            f"is tracked by {tracker}, which no longer emits it: annotate it first (see PRUNE RISKS), then sync "
+            f"{owner} to take it over"
+        )
+        headline = f"live objects {tracker} tracks and no longer emits"
+        advice = f"Annotate them first (see PRUNE RISKS), then sync {owner} to take them over"
+    together = Together(headline, "", advice)
+    return Finding(owner, HANDOVER, key, f"the live {key} {one}", together)
 
 
 def _emitting(emitters: ByObject, cluster: str, resource: ResourceId) -> Iterator[tuple[ClusterResourceId, str]]:

@@ -131,7 +131,11 @@ def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, 
     scopes = ScopeTable.build(crd_scopes(r.obj for r in everything), *kinds)
     emitted_claims = [claim for r in emitted if (claim := _claim(r, job, scopes)) is not None]
     stripped_claims = [
-        replace(claim, reason=f"{applied.decision.origin}: {applied.decision.reason}")
+        replace(
+            claim,
+            reason=f"{applied.decision.origin}: {applied.decision.reason}",
+            top_level_owner=applied.decision.rule is None and bool(applied.decision.owners),
+        )
         for applied in stripped
         if (claim := _claim(applied.resource, job, scopes)) is not None
     ]

@@ -7,16 +7,15 @@ chartshare.yaml rule that would end the fight, so the report says what to do, no
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
 from cmp.check.analysis import AppRow, Conflict, Report
+from cmp.check.findings import Finding, match_flow, scalar
 from cmp.check.plan import PLUGIN_NAME
 
 PROGRESS_MIN_JOBS = 8  # below this a progress bar only flickers
-_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._*?/-]*$")
 
 
 def progress_wanted(is_tty: bool, json_output: bool, environ: Mapping[str, str], jobs: int) -> bool:
@@ -40,7 +39,17 @@ def to_json(report: Report) -> str:
         ],
         "conflicts": [{**c.id._asdict(), "apps": list(c.apps)} for c in report.conflicts],
         "warnings": [
-            {"app": w.app, "kind": w.id.kind, "name": w.id.name, "message": w.message} for w in report.warnings
+            {
+                "app": w.app,
+                "kind": w.id.kind,
+                "name": w.id.name,
+                "message": w.message,
+                "code": w.code,
+                "cluster": w.id.cluster,
+                "group": w.id.group,
+                "namespace": w.id.namespace,
+            }
+            for w in report.warnings
         ],
         "skipped": [{"app": s.app, "reason": s.reason} for s in report.skipped],
     }
@@ -56,11 +65,7 @@ def to_text(report: Report, *, raw: bool = False) -> str:
     if report.conflicts:
         lines += _conflict_lines(report, raw)
     if report.warnings:
-        lines.append("WARNINGS")
-        for warning in report.warnings:
-            lines.append(f"  {warning.app}: {warning.id.kind} {warning.id.name}")
-            lines += [f"    {line}" for line in warning.message.splitlines()]
-        lines.append("")
+        lines += ["WARNINGS", *_warning_lines(report.warnings), ""]
     if report.skipped:
         lines += ["SKIPPED", *(f"  {skip.app}: {skip.reason}" for skip in report.skipped), ""]
     if report.prune_risks:
@@ -75,6 +80,31 @@ def to_text(report: Report, *, raw: bool = False) -> str:
         lines.append("")
     lines.append(_summary(report, raw))
     return "\n".join(lines) + "\n"
+
+
+def _warning_lines(warnings: Sequence[Finding]) -> list[str]:
+    """One entry per warning, except that warnings of one code for one app that read together (the same
+    headline and advice) share one entry: their objects listed, the advice said once."""
+    entries: dict[object, list[Finding]] = {}
+    for warning in warnings:
+        together = warning.together
+        key = (warning.app, warning.code, together.headline, together.advice) if together else warning
+        entries.setdefault(key, []).append(warning)
+    lines: list[str] = []
+    for members in entries.values():
+        first = members[0]
+        if len(members) == 1 or first.together is None:
+            lines.append(f"  {first.app}: {first.id.kind} {first.id.name} [{first.code}]")
+            lines += [f"    {line}" for line in first.message.splitlines()]
+            continue
+        details = [member.together.detail if member.together else "" for member in members]
+        shared = details[0] if len(set(details)) == 1 and details[0] else ""  # said once, in the headline
+        lines.append(f"  {first.app}: {len(members)} {first.together.headline}{f' ({shared})' if shared else ''}")
+        lines[-1] += f" [{first.code}]"
+        for member, detail in zip(members, details, strict=True):
+            lines.append(f"    - {member.id}{f': {detail}' if detail and not shared else ''}")
+        lines += [f"    {line}" for line in first.together.advice.splitlines()]
+    return lines
 
 
 def _application_rows(applications: Iterable[AppRow]) -> list[tuple[str, ...]]:
@@ -109,16 +139,11 @@ def _conflict_lines(report: Report, raw: bool) -> list[str]:
 
 def suggestion(conflict: Conflict, renderers: dict[str, str], raw: bool = False) -> list[str]:
     """The chartshare.yaml rule giving the object to one app, and what else the apps need for it to apply."""
-    key = conflict.id
-    match = {"group": key.group, "kind": key.kind}
-    if key.namespace:
-        match["namespace"] = key.namespace
-    match["name"] = key.name
-    flow = ", ".join(f"{key}: {_scalar(value)}" for key, value in match.items())
+    flow = match_flow(conflict.id, name=True)
     lines = [
         "suggested rule, in the chartshare.yaml of each app above:",
-        f"  - match: {{{flow}}}",
-        f"    owner: {_scalar(conflict.apps[0])}   # or whichever one app should keep it",
+        f"  - match: {flow}",
+        f"    owner: {scalar(conflict.apps[0])}   # or whichever one app should keep it",
     ]
     helm_apps = [app for app in conflict.apps if renderers.get(app) == "helm"]
     if helm_apps and not raw:
@@ -127,10 +152,6 @@ def suggestion(conflict: Conflict, renderers: dict[str, str], raw: bool = False)
             f"use the chartshare plugin, source.plugin.name: {PLUGIN_NAME}, for the rule to apply)"
         )
     return lines
-
-
-def _scalar(value: str) -> str:
-    return value if _PLAIN.match(value) else json.dumps(value)
 
 
 def _summary(report: Report, raw: bool) -> str:

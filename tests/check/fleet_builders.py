@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,6 @@ def rendered(
     job = Job(application, application.sources[0], renderer, Path("."), Path("."), False, "helm", 9)
 
     def placed(found: Claim) -> Claim:
-        return Claim(found.id._replace(cluster=application.cluster), found.obj, found.reason)
+        return replace(found, id=found.id._replace(cluster=application.cluster))
 
     return Rendered(job, tuple(map(placed, emitted)), tuple(map(placed, stripped)))

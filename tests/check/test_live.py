@@ -22,10 +22,11 @@ def _live(options: str | None = None, tracked_by: str = "a") -> dict[str, Any]:
 
 
 def _handover_fleet() -> list[Rendered]:
-    """a strips the Namespace its tracking-id names; b emits it."""
-    protected = {"metadata": {"name": "shoong", "annotations": {SYNC_OPTIONS: "Prune=false"}}}
+    """a strips the Namespace its tracking-id names; b emits it, protected (the copies are the same)."""
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shoong"}}
+    protected = {**namespace, "metadata": {"name": "shoong", "annotations": {SYNC_OPTIONS: "Prune=false"}}}
     return [
-        rendered(app("a"), stripped=(claim("Namespace", "shoong", reason="rules[0]: owned by b"),)),
+        rendered(app("a"), stripped=(claim("Namespace", "shoong", namespace, reason="rules[0]: owned by b"),)),
         rendered(app("b"), claim("Namespace", "shoong", protected)),
     ]
 
