@@ -23,6 +23,7 @@ class Claim:
     obj: dict[str, Any]
     reason: str = ""  # for a stripped copy: why this app strips it
     top_level_owner: bool = False  # stripped because chartshare.yaml's top-level `owner:` names another app
+    accepted: bool = False  # stripped by a rule that writes `others: strip`: the owner's copy serves this app
 
 
 Unstable = tuple[ClusterResourceId, tuple[str, ...]]  # an object of a render, and the fields that differ in another

@@ -29,9 +29,10 @@ from cmp.helm.nondeterminism import uses_nondeterministic_functions
 from cmp.inputs.options import options
 from cmp.inputs.paths import confine_tree
 from cmp.manifests import Resource
-from cmp.model import ClusterResourceId
+from cmp.model import Action, ClusterResourceId, Decision
 from cmp.ownership.decide import landing_namespace
 from cmp.ownership.outcome import Applied
+from cmp.ownership.rules import Ownership
 from cmp.ownership.scope import ScopeTable, crd_scopes
 
 # helm's words for a chart whose dependencies were never built. Argo CD's init step builds them in a scratch
@@ -108,6 +109,7 @@ def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, 
     """(emitted, stripped, chart folder, values files) of one render."""
     app = job.app
     stripped: list[Applied] = []
+    ownership: Ownership | None = None
     if job.renderer == "chartshare":
         env = sources.plugin_env(app, job.source)
         given = {"repo-root": str(job.repo_root), "helm": job.helm, "timeout": f"{job.timeout:g}"}
@@ -135,11 +137,21 @@ def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, 
             claim,
             reason=f"{applied.decision.origin}: {applied.decision.reason}",
             top_level_owner=applied.decision.rule is None and bool(applied.decision.owners),
+            accepted=_strip_written(applied.decision, ownership),
         )
         for applied in stripped
         if (claim := _claim(applied.resource, job, scopes)) is not None
     ]
     return emitted_claims, stripped_claims, chart, values
+
+
+def _strip_written(decision: Decision, ownership: Ownership | None) -> bool:
+    """Whether the strip is what the rule writes (`others: strip`, not the default an owner implies): the
+    app accepts the owner's copy as its own."""
+    if ownership is None or decision.rule is None:
+        return False
+    rule = ownership.rules[decision.rule]
+    return rule.others_written and rule.others is Action.STRIP
 
 
 def _claim(resource: Resource, job: Job, scopes: ScopeTable) -> Claim | None:

@@ -88,8 +88,11 @@ def _unprotected(key: ClusterResourceId, owner: str, renderers: list[str], top_l
 def _divergent_copies(
     key: ClusterResourceId, owner: str, owned: Claim, strippers: Mapping[str, Claim]
 ) -> Iterator[Finding]:
-    """Each stripped copy that differs from the owner's, once the per-release stamps are set aside."""
+    """Each stripped copy that differs from the owner's, once the per-release stamps are set aside, unless
+    the rule that strips it writes `others: strip` (the app accepts the owner's copy)."""
     for app, copy in sorted(strippers.items()):
+        if copy.accepted:
+            continue
         found = copies.differences(copy.obj, owned.obj, MAX_POINTERS, cluster_scoped=not key.namespace)
         if not found:
             continue
@@ -114,10 +117,11 @@ def _divergent_copies(
 
 def _copy_fix(key: ClusterResourceId, app: str, owner: str, *, many: bool) -> str:
     """Rename (every app its own copy) where the kind allows it, else make the copies equal; or accept."""
+    rule = f"`- {{match: {match_flow(key, name=False)}, owner: {owner}, others: strip}}`"
     if many:
-        accept = f"or leave them stripped if {owner}'s copies serve {app} as they are"
+        accept = f"or, if {owner}'s copies serve {app} as they are, accept them with {rule}"
     else:
-        accept = f"or leave it stripped if {owner}'s copy serves {app} as it is"
+        accept = f"or, if {owner}'s copy serves {app} as it is, accept it with {rule}"
     why = UNRENAMEABLE.get((key.group, key.kind))
     if why is not None:
         return f"As {why}, it cannot be renamed: render equal copies in every app (the same chart and values), {accept}"

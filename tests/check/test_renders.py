@@ -104,3 +104,26 @@ def test_differences_name_at_most_five_fields() -> None:
     first = [claim("Secret", "db", {"data": {str(n): "a" for n in range(9)}})]
     second = [claim("Secret", "db", {"data": {str(n): "b" for n in range(9)}})]
     assert list(renders.differences(first, second)) == [(first[0].id, tuple(f"data.{n}" for n in range(5)))]
+
+
+def test_a_stripped_claim_says_whether_the_rule_writes_the_strip_or_the_top_level_owner_made_it(
+    tmp_path: Path, helm: str
+) -> None:
+    (tmp_path / "chart" / "templates").mkdir(parents=True)
+    (tmp_path / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
+    roles = "".join(
+        f"---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {{name: {name}}}\n"
+        for name in ("implied", "written", "unmatched")
+    )
+    (tmp_path / "chart" / "templates" / "roles.yaml").write_text(roles)
+    (tmp_path / "chartshare.yaml").write_text(
+        "apiVersion: chartshare/v1\nkind: ChartShare\nchart: chart\nowner: x\nallowEmpty: true\nrules:\n"
+        "  - {match: {kind: ClusterRole, name: implied}, owner: x}\n"
+        "  - {match: {kind: ClusterRole, name: written}, owner: x, others: strip}\n"
+    )
+    source = make_source(path=".")
+    job = Job(app("y", "https://k", "ns", source), source, "chartshare", tmp_path, tmp_path, False, helm, 30)
+    result = renders.render_job(job)
+    assert result.error is None
+    flags = {c.id.name: (c.accepted, c.top_level_owner) for c in result.stripped}
+    assert flags == {"implied": (False, False), "written": (True, False), "unmatched": (False, True)}

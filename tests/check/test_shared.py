@@ -161,3 +161,10 @@ def test_a_namespace_without_labels_of_its_own_gets_only_create_namespace() -> N
     assert warning.code == "nobody-emits"
     assert warning.message.endswith("in a's spec:\nsyncPolicy:\n  syncOptions:\n  - CreateNamespace=true")
     assert "or set its labels" not in warning.message
+
+
+def test_a_copy_stripped_by_a_rule_that_writes_others_strip_is_accepted_and_stays_silent() -> None:
+    copy = Claim(claim("ValidatingWebhookConfiguration", "hook", group=WEBHOOKS).id, _webhook("b"), accepted=True)
+    owned = claim("ValidatingWebhookConfiguration", "hook", _webhook("a"), group=WEBHOOKS)
+    report = analysis.analyse([rendered(app("a"), owned), rendered(app("b"), stripped=(copy,))], [])
+    assert [w.code for w in report.warnings] == ["unprotected-shared"]
