@@ -29,7 +29,7 @@ from cmp.helm.nondeterminism import uses_nondeterministic_functions
 from cmp.inputs.options import options
 from cmp.inputs.paths import confine_tree
 from cmp.manifests import Resource
-from cmp.model import Action, ClusterResourceId, Decision
+from cmp.model import ClusterResourceId
 from cmp.ownership.decide import landing_namespace
 from cmp.ownership.outcome import Applied
 from cmp.ownership.rules import Ownership
@@ -137,21 +137,12 @@ def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, 
             claim,
             reason=f"{applied.decision.origin}: {applied.decision.reason}",
             top_level_owner=applied.decision.rule is None and bool(applied.decision.owners),
-            accepted=_strip_written(applied.decision, ownership),
+            accepted=ownership is not None and ownership.says_strip(applied.decision.rule),
         )
         for applied in stripped
         if (claim := _claim(applied.resource, job, scopes)) is not None
     ]
     return emitted_claims, stripped_claims, chart, values
-
-
-def _strip_written(decision: Decision, ownership: Ownership | None) -> bool:
-    """Whether the strip is what the rule writes (`others: strip`, not the default an owner implies): the
-    app accepts the owner's copy as its own."""
-    if ownership is None or decision.rule is None:
-        return False
-    rule = ownership.rules[decision.rule]
-    return rule.others_written and rule.others is Action.STRIP
 
 
 def _claim(resource: Resource, job: Job, scopes: ScopeTable) -> Claim | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from cmp.errors import RuleError
 from cmp.manifests import Resource, searchable, surely_lacks
-from cmp.model import Action, App, Decision
+from cmp.model import App, Decision
 from cmp.ownership.decide import landing_namespace
 from cmp.ownership.outcome import Applied, rule_label
 from cmp.ownership.rules import Ownership
@@ -51,11 +51,8 @@ def refuse_unbinding(
 def _asked(applied: Applied, ownership: Ownership) -> bool:
     """Whether the strip is what the file says for this object: `others: strip` on the rule that matched it,
     or `unowned: strip` for what no owner covers."""
-    decision = applied.decision
-    if decision.rule is None:
-        return not ownership.owners
-    rule = ownership.rules[decision.rule]
-    return rule.others_written and rule.others is Action.STRIP
+    rule = applied.decision.rule
+    return ownership.says_strip(rule) or (rule is None and not ownership.owners)
 
 
 def _own_accounts(emitted: Iterable[Applied], scopes: ScopeTable, app: App) -> set[tuple[str, str]]:

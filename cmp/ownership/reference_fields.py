@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from cmp.model import GroupKind
-from cmp.pointers import pointer_parts
+from cmp.pointers import pointer_parts, token
 
 
 class Where(enum.Enum):
@@ -262,10 +262,6 @@ class Slot(NamedTuple):
     sibling_namespace: str | None  # the `namespace` beside the name, if any
 
 
-def _escape(part: str) -> str:
-    return part.replace("~", "~0").replace("/", "~1")
-
-
 def walk(obj: Any, path: str) -> Iterator[tuple[Any, Any, str]]:
     """Every `(container, key, concrete pointer)` that `path` reaches in `obj`: the container is a mapping
     (key a string) or, for a path ending in `*` or an index, a list (key an int). `*` steps into every
@@ -292,9 +288,9 @@ def walk(obj: Any, path: str) -> Iterator[tuple[Any, Any, str]]:
         if not isinstance(node, dict) or head not in node:
             return
         if not tail:
-            yield node, head, f"{prefix}/{_escape(head)}"
+            yield node, head, f"{prefix}/{token(head)}"
         else:
-            yield from step(node[head], tail, f"{prefix}/{_escape(head)}")
+            yield from step(node[head], tail, f"{prefix}/{token(head)}")
 
     yield from step(obj, parts, "")
 

@@ -125,6 +125,14 @@ class Ownership(NamedTuple):
     display: str = ""  # the file as messages name it (relative to the repository root)
     cache: str = "auto"  # one of CACHE_CHOICES
 
+    def says_strip(self, index: int | None) -> bool:
+        """Whether rules[index] writes `others: strip` itself, rather than the default an owner implies: the
+        app accepts the owner's copy as its own."""
+        if index is None or not 0 <= index < len(self.rules):
+            return False
+        rule = self.rules[index]
+        return rule.others_written and rule.others is Action.STRIP
+
     def rule_label(self, index: int | None) -> str:
         """`apps/x/chartshare.yaml:12: rules[1]`: where a message about a rule sends the reader."""
         if index is None or not 0 <= index < len(self.rules):
