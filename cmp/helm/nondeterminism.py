@@ -8,6 +8,7 @@ chart (its subcharts and packed `.tgz` included) or of a values file (read by `t
 from __future__ import annotations
 
 import functools
+import io
 import re
 import tarfile
 from collections.abc import Iterable, Iterator
@@ -51,6 +52,15 @@ def _chart_is_nondeterministic(chart: Path) -> bool:
     return _calls_nondeterministic(_texts(sorted(chart.rglob("*"))))
 
 
+def file_is_nondeterministic(name: str, data: bytes) -> bool:
+    """One file's verdict from bytes already read (the render cache reads each file once, for its key and
+    this); `name` ending in .tgz means a packed chart, whose files count."""
+    if len(data) > _SCAN_LIMIT:
+        return False
+    texts = _packed(data) if name.endswith(".tgz") else [data.decode("utf-8", errors="replace")]
+    return _calls_nondeterministic(texts)
+
+
 def _calls_nondeterministic(texts: Iterable[str]) -> bool:
     return any(_NONDETERMINISTIC.search(action) for text in texts for action in _ACTION.findall(text))
 
@@ -60,14 +70,14 @@ def _texts(paths: Iterable[Path]) -> Iterator[str]:
         if not path.is_file() or path.stat().st_size > _SCAN_LIMIT:
             continue
         if path.name.endswith(".tgz"):
-            yield from _packed(path)
+            yield from _packed(path.read_bytes())
         else:
             yield path.read_text(encoding="utf-8", errors="replace")
 
 
-def _packed(path: Path) -> Iterator[str]:
+def _packed(data: bytes) -> Iterator[str]:
     try:
-        with tarfile.open(path, "r:gz") as archive:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
             for member in archive.getmembers():
                 handle = archive.extractfile(member) if member.isfile() and member.size <= _SCAN_LIMIT else None
                 if handle is not None:

@@ -1,0 +1,273 @@
+"""The render cache's store: one file per key under `$CHARTSHARE_CACHE/renders/`.
+
+An entry is what a successful render printed, its output bytes and its stderr lines, behind a checksum that
+every read verifies: a torn, truncated or corrupted file reads as a miss and is replaced by the next write.
+Entries are written to a temporary file and renamed into place, so a reader sees a whole entry or none and
+two writers of one key both succeed. They are read without following symlinks, only from a folder that is
+the current user's alone (0700: outputs hold Secrets) and only when the current user owns them. The oldest
+used go first when the entries outgrow CHARTSHARE_CACHE_MB.
+
+The cache only saves time, so nothing here fails a render: what goes wrong becomes a notice line (`notices`)
+for the caller to print, and the render goes on without the cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import time
+from collections.abc import Callable, Mapping
+from hashlib import sha256
+from typing import NamedTuple
+
+DEFAULT_MB = 256
+SWITCH = "CHARTSHARE_RENDER_CACHE"  # `off` turns the cache off (a benchmark's cold runs, a suspicious user)
+_MAGIC = b"chartshare render entry 1\n"
+_HEX = frozenset("0123456789abcdef")
+_STALE = 3600  # seconds after which a temporary file is a dead writer's, not a slow one's
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+class Entry(NamedTuple):
+    """What a render printed: stdout's bytes and stderr's lines."""
+
+    output: bytes
+    lines: tuple[str, ...]
+
+
+class Fresh(NamedTuple):
+    """A render that succeeded, and whether it may be kept (a nondeterministic chart's may not)."""
+
+    entry: Entry
+    keep: bool
+
+
+class Served(NamedTuple):
+    entry: Entry
+    cached: bool
+
+
+class Store:
+    """The entries of one cache folder; `notices` collects why the cache could not be used."""
+
+    def __init__(self, folder: str, cap: int, *, on: bool = True, notices: list[str] | None = None) -> None:
+        self.folder = folder
+        self.cap = cap
+        self.on = on
+        self.notices = notices if notices is not None else []
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Store:
+        """The folder and cap the environment names; off when CHARTSHARE_RENDER_CACHE says so."""
+        notices: list[str] = []
+        switch = env.get(SWITCH, "").strip().lower()
+        if switch not in ("", "on", "off"):
+            notices.append(f"notice: {SWITCH}={env[SWITCH]!r} is neither on nor off; rendering without the cache")
+        base = env.get("CHARTSHARE_CACHE") or os.path.join(
+            env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache"),
+            "chartshare",
+        )
+        raw = env.get("CHARTSHARE_CACHE_MB", "").strip()
+        if raw and not (raw.isascii() and raw.isdigit()):
+            notices.append(f"notice: CHARTSHARE_CACHE_MB={raw!r} is not a whole number of MiB; the cap is {DEFAULT_MB}")
+            raw = ""
+        cap = int(raw or DEFAULT_MB) << 20
+        return cls(os.path.join(os.path.abspath(base), "renders"), cap, on=switch in ("", "on"), notices=notices)
+
+    def served(self, key: str, render: Callable[[], Fresh]) -> Served:
+        """The entry kept under `key`, else what `render` returns, kept when it says so. A render that
+        raises keeps nothing: only a render that returned can be kept, so no failure is ever cached."""
+        entry = self.get(key)
+        if entry is not None:
+            return Served(entry, cached=True)
+        fresh = render()
+        if fresh.keep:
+            self.put(key, fresh.entry)
+        return Served(fresh.entry, cached=False)
+
+    def get(self, key: str) -> Entry | None:
+        """The entry under `key` when there is a sound one; a miss otherwise (with a notice when one was
+        there and could not be trusted)."""
+        _checked(key)
+        folder = self._open_folder(create=False) if self.on else None
+        if folder is None:
+            return None
+        try:
+            found = _read(key, folder)
+        finally:
+            os.close(folder)
+        if isinstance(found, str):
+            self.notices.append(
+                f"notice: render cache: ignored entry {key[:12]} in {self.folder} ({found}); rendering afresh"
+            )
+            return None
+        return found
+
+    def put(self, key: str, entry: Entry) -> None:
+        """Keep `entry` under `key` (replacing what is there), then drop the oldest used entries beyond the
+        cap; a cache that cannot take it gets a notice, never an error."""
+        parts = _encoded(_checked(key), entry)
+        size = sum(map(len, parts))
+        if not self.on:
+            return
+        if size > self.cap:
+            self.notices.append(
+                f"notice: render cache: this render ({size / (1 << 20):.1f} MiB) is larger than the cache's cap "
+                f"({self.cap >> 20} MiB, CHARTSHARE_CACHE_MB) and was not kept"
+            )
+            return
+        folder = self._open_folder(create=True)
+        if folder is None:
+            return
+        temporary = f".{key}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
+        try:
+            fd = os.open(
+                temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder
+            )
+            with open(fd, "wb") as handle:
+                handle.writelines(parts)
+            os.replace(temporary, key, src_dir_fd=folder, dst_dir_fd=folder)
+        except OSError as error:
+            _unlink(temporary, folder)
+            self._cannot(error)
+        else:
+            with contextlib.suppress(OSError):  # kept; the next write evicts again
+                self._evict(folder, key)
+        finally:
+            os.close(folder)
+
+    def _open_folder(self, *, create: bool) -> int | None:
+        """The folder, opened without following a symlink; it must be this user's, and private."""
+        if create:
+            try:
+                os.makedirs(os.path.dirname(self.folder), 0o700, exist_ok=True)
+                if not os.path.lexists(self.folder):
+                    os.mkdir(self.folder, 0o700)
+            except FileExistsError:
+                pass  # a concurrent writer made it
+            except OSError as error:
+                self._cannot(error)
+                return None
+        try:
+            folder = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            reason = f"cannot be read ({error.strerror})"
+            if error.errno in (errno.ELOOP, errno.ENOTDIR):  # O_NOFOLLOW meets a link as ELOOP or ENOTDIR
+                reason = "is a symlink" if os.path.islink(self.folder) else "is not a folder"
+            self.notices.append(f"notice: render cache: {self.folder} {reason}; rendering without the cache")
+            return None
+        info = os.fstat(folder)
+        if info.st_uid != os.geteuid():
+            os.close(folder)
+            self.notices.append(
+                f"notice: render cache: {self.folder} belongs to uid {info.st_uid}, not to this user; "
+                "rendering without the cache (point CHARTSHARE_CACHE at a folder of your own)"
+            )
+            return None
+        if info.st_mode & 0o077:  # ours, made by hand or an old umask: outputs hold Secrets, so it is closed
+            try:
+                os.fchmod(folder, 0o700)
+            except OSError as error:
+                os.close(folder)
+                self._cannot(error)
+                return None
+        return folder
+
+    def _evict(self, folder: int, kept: str) -> None:
+        """Drop the oldest used entries until the rest fit under the cap, and dead writers' temporary files."""
+        entries: list[tuple[int, str, int]] = []
+        total, stale = 0, time.time() - _STALE
+        with os.scandir(folder) as found:
+            for item in found:
+                try:
+                    info = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if item.name.endswith(".tmp"):
+                    if info.st_mtime < stale:
+                        _unlink(item.name, folder)
+                    continue
+                total += info.st_size
+                entries.append((info.st_mtime_ns, item.name, info.st_size))
+        entries.sort()
+        for _, name, size in entries:
+            if total <= self.cap:
+                return
+            if name != kept:
+                _unlink(name, folder)
+                total -= size
+
+    def _cannot(self, error: OSError) -> None:
+        what = "is full" if error.errno in _FULL else f"cannot be written ({error.strerror})"
+        self.notices.append(f"notice: render cache: {self.folder} {what}; this render was not kept")
+
+
+def _checked(key: str) -> str:
+    """A key names a file: only a digest's 64 hex digits may, so no key reaches outside the folder."""
+    if len(key) != 64 or not _HEX.issuperset(key):
+        raise ValueError(f"a render cache key is 64 lower-case hex digits, not {key!r}")
+    return key
+
+
+def _read(key: str, folder: int) -> Entry | str | None:
+    """The entry under `key`; None when there is none; why the file there cannot be trusted otherwise."""
+    try:
+        fd = os.open(key, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return "a symlink" if error.errno == errno.ELOOP else error.strerror
+    with open(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return "not a regular file"
+        if info.st_uid != os.geteuid():
+            return f"owned by uid {info.st_uid}, not by this user"
+        try:
+            entry = _decoded(key, handle.read())
+        except OSError as error:
+            return error.strerror
+        if entry is None:
+            return "truncated or corrupt"
+        with contextlib.suppress(OSError):
+            os.utime(fd)  # a use: eviction takes the oldest used first
+        return entry
+
+
+def _encoded(key: str, entry: Entry) -> tuple[bytes, ...]:
+    """The file's parts: magic, checksum and output length, output, one line each for stderr."""
+    lines = "".join(line + "\n" for line in entry.lines).encode("utf-8", "surrogatepass")
+    checksum = _checksum(key, entry.output, lines)
+    return (_MAGIC, b"%s %d\n" % (checksum, len(entry.output)), entry.output, lines)
+
+
+def _decoded(key: str, data: bytes) -> Entry | None:
+    """The entry a file holds, or None when it is not whole (magic, lengths and checksum must agree)."""
+    if not data.startswith(_MAGIC):
+        return None
+    end = data.find(b"\n", len(_MAGIC))
+    checksum, _, length = data[len(_MAGIC) : end].partition(b" ")
+    if end < 0 or not length.isdigit() or end + 1 + int(length) > len(data):
+        return None
+    split = end + 1 + int(length)
+    output, lines = data[end + 1 : split], data[split:]
+    if checksum != _checksum(key, output, lines) or (lines and not lines.endswith(b"\n")):
+        return None
+    return Entry(output, tuple(lines.decode("utf-8", "surrogatepass").split("\n")[:-1]))
+
+
+def _checksum(key: str, output: bytes, lines: bytes) -> bytes:
+    """Over the key too: an entry renamed to another key is not that key's."""
+    digest = sha256(b"%s %d\n" % (key.encode(), len(output)))
+    digest.update(output)
+    digest.update(lines)
+    return digest.hexdigest().encode()
+
+
+def _unlink(name: str, folder: int) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(name, dir_fd=folder)

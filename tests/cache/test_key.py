@@ -1,0 +1,314 @@
+"""The render cache's key: every ingredient, changed alone, misses; two checkouts of one app hit; the walk
+that reads the chart for the key also tells whether it calls a function that renders differently each time.
+
+The settings are what generate will hand over: a real resolved Config (cmp.inputs.config.build) as a mapping,
+without its deadline, plus the output format.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+import cmp
+from cmp.cache.key import Fingerprint, fingerprint
+from cmp.inputs import config as configuration
+from cmp.inputs.parameters import Value
+
+APP = "apps/dev/order"
+CHART = "charts/app"
+
+
+def _packed(files: Mapping[str, str]) -> bytes:
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:gz") as archive:
+        for name, text in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(text.encode())
+            archive.addfile(info, io.BytesIO(text.encode()))
+    return data.getvalue()
+
+
+def _write(root: Path, files: Mapping[str, str | bytes]) -> None:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with a chart (a packed subchart, a file reached through a symlink), an app folder with
+    chartshare.yaml and a values file, a README nothing renders, and a helm binary (only its identity counts)."""
+    root = tmp_path / "checkout" / "repo"
+    _write(
+        root,
+        {
+            f"{CHART}/Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\n",
+            f"{CHART}/values.yaml": "replicas: 1\n",
+            f"{CHART}/templates/configmap.yaml": "kind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+            f"{CHART}/charts/sub-1.0.0.tgz": _packed(
+                {"sub/Chart.yaml": "name: sub\n", "sub/templates/a.yaml": "a: 1\n"}
+            ),
+            "shared/banner.txt": "hello\n",
+            f"{APP}/chartshare.yaml": f"chart: ../../../{CHART}\n",
+            f"{APP}/values.yaml": "replicas: 2\n",
+            f"{APP}/values-extra.yaml": "extra: true\n",
+            "README.md": "the docs\n",
+        },
+    )
+    (root / CHART / "files").mkdir()
+    (root / CHART / "files" / "banner.txt").symlink_to(Path("../../../shared/banner.txt"))
+    helm = tmp_path / "bin" / "helm"
+    helm.parent.mkdir()
+    helm.write_text("#!/bin/sh\nexit 0\n")
+    helm.chmod(0o755)
+    return root
+
+
+def _helm(repo: Path) -> Path:
+    return repo.parent.parent / "bin" / "helm"
+
+
+def _fingerprint(
+    repo: Path,
+    flags: Mapping[str, Value | None] | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    app: str = APP,
+    output: str = "yaml",
+    purpose: str = "generate",
+    helm: Path | None = None,
+    extra: Mapping[str, object] | None = None,
+) -> Fingerprint:
+    """What generate will do: resolve the Config, hand it over whole minus the deadline, walk the chart."""
+    flags = {"values-files": ("values.yaml",), **(flags or {})}
+    base_env = {"ARGOCD_APP_NAME": "dev-order", "ARGOCD_APP_NAMESPACE": "shop", **(env or {})}
+    resolved = configuration.build(
+        repo / app,
+        flags,
+        base_env,
+        app_name=None,
+        repo_root=repo,
+        helm=str(helm or _helm(repo)),
+        timeout=None,
+    )
+    settings = {**resolved._asdict(), "output": output, **(extra or {})}
+    del settings["timeout"]
+    chart = (repo / CHART).resolve()
+    return fingerprint(purpose, settings, chart=chart, root=resolved.repo_root, helm=resolved.helm, env=base_env)
+
+
+def _key(repo: Path, flags: Mapping[str, Value | None] | None = None, **options: object) -> str:
+    return _fingerprint(repo, flags, **options).key  # type: ignore[arg-type]
+
+
+# --- what must hit ----------------------------------------------------------------------------------------
+
+
+def test_the_same_inputs_give_the_same_key(repo: Path) -> None:
+    assert _key(repo) == _key(repo)
+
+
+def test_two_checkouts_of_one_app_share_a_key(repo: Path, tmp_path: Path) -> None:
+    other = tmp_path / "another-request" / "unpacked" / "repo"
+    shutil.copytree(repo, other, symlinks=True)
+    helm = _helm(repo)
+    assert _key(other, helm=helm) == _key(repo, helm=helm)
+
+
+def test_a_commit_that_changes_nothing_the_render_reads_keeps_the_key(repo: Path) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], cwd=repo, check=True)
+    before = _key(repo)
+    (repo / "README.md").write_text("the docs, rewritten\n")
+    subprocess.run([*git, "commit", "-qam", "two"], cwd=repo, check=True)
+    assert _key(repo) == before
+
+
+# --- every ingredient, changed alone, misses ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "env"),
+    [
+        ({"release-name": "other"}, {}),
+        ({"namespace": "other"}, {}),
+        ({"values": "replicas: 3\n"}, {}),
+        ({"set": (("replicas", "3"),)}, {}),
+        ({"set-string": (("replicas", "3"),)}, {}),
+        ({"include-crds": "false"}, {}),
+        ({"skip-tests": "true"}, {}),
+        ({"kube-version": "1.30.0"}, {}),
+        ({"api-versions": ("example.io/v1",)}, {}),
+        ({}, {"ARGOCD_APP_NAME": "dev-order-2"}),
+        ({}, {"ARGOCD_GRPC_MAX_SIZE_MB": "50"}),
+        ({}, {"HELM_NAMESPACE": "elsewhere"}),
+    ],
+    ids=lambda given: ",".join(given) or "-",
+)
+def test_a_changed_setting_alone_misses(repo: Path, flags: dict[str, Value], env: dict[str, str]) -> None:
+    assert _key(repo, flags, env=env) != _key(repo)
+
+
+def test_another_output_format_misses(repo: Path) -> None:
+    assert _key(repo, output="json") != _key(repo)
+
+
+def test_another_purpose_misses(repo: Path) -> None:
+    assert _key(repo, purpose="check") != _key(repo)
+
+
+def test_another_chartshare_version_misses(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = _key(repo)
+    monkeypatch.setattr(cmp, "__version__", cmp.__version__ + ".post1")
+    assert _key(repo) != before
+
+
+def test_a_changed_chart_template_misses(repo: Path) -> None:
+    before = _key(repo)
+    (repo / CHART / "templates" / "configmap.yaml").write_text("kind: ConfigMap\n")
+    assert _key(repo) != before
+
+
+def test_a_renamed_chart_file_misses(repo: Path) -> None:
+    before = _key(repo)
+    (repo / CHART / "templates" / "configmap.yaml").rename(repo / CHART / "templates" / "config.yaml")
+    assert _key(repo) != before
+
+
+def test_a_new_file_in_the_chart_misses(repo: Path) -> None:
+    before = _key(repo)
+    (repo / CHART / "templates" / "NOTES.txt").write_text("")
+    assert _key(repo) != before
+
+
+def test_a_changed_packed_subchart_misses(repo: Path) -> None:
+    before = _key(repo)
+    (repo / CHART / "charts" / "sub-1.0.0.tgz").write_bytes(_packed({"sub/Chart.yaml": "name: sub\nversion: 2\n"}))
+    assert _key(repo) != before
+
+
+def test_a_changed_file_behind_a_symlink_in_the_chart_misses(repo: Path) -> None:
+    before = _key(repo)
+    (repo / "shared" / "banner.txt").write_text("goodbye\n")
+    assert _key(repo) != before
+
+
+def test_a_changed_values_file_misses(repo: Path) -> None:
+    before = _key(repo)
+    (repo / APP / "values.yaml").write_text("replicas: 3\n")
+    assert _key(repo) != before
+
+
+def test_the_order_of_values_files_counts(repo: Path) -> None:
+    one = _key(repo, {"values-files": ("values.yaml", "values-extra.yaml")})
+    assert one != _key(repo, {"values-files": ("values-extra.yaml", "values.yaml")})
+
+
+def test_a_changed_chartshare_yaml_misses(repo: Path) -> None:
+    before = _key(repo)
+    (repo / APP / "chartshare.yaml").write_text(f"chart: ../../../{CHART}\ncache: never\n")
+    assert _key(repo) != before
+
+
+def test_a_file_any_setting_names_counts_by_its_bytes(repo: Path) -> None:
+    """A field holding paths (a later `set-file`, say) counts by the files' bytes without being named here."""
+    banner = (repo / "shared" / "banner.txt").resolve()
+    before = _key(repo, extra={"set_files": (("banner", banner),)})
+    banner.write_text("goodbye\n")
+    assert _key(repo, extra={"set_files": (("banner", banner),)}) != before
+
+
+def test_the_app_path_within_the_repository_counts(repo: Path) -> None:
+    shutil.copytree(repo / APP, repo / "apps/prod/order")
+    assert _key(repo, app="apps/prod/order") != _key(repo)
+
+
+def test_a_helm_binary_elsewhere_misses(repo: Path, tmp_path: Path) -> None:
+    moved = tmp_path / "other-bin" / "helm"
+    moved.parent.mkdir()
+    shutil.copy2(_helm(repo), moved)
+    assert _key(repo, helm=moved) != _key(repo)
+
+
+def test_a_helm_binary_of_another_size_misses(repo: Path) -> None:
+    helm = _helm(repo)
+    before, stamp = _key(repo), helm.stat()
+    helm.write_text(helm.read_text() + "# 3.17.4\n")
+    os.utime(helm, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert _key(repo) != before
+
+
+def test_a_helm_binary_replaced_in_place_misses(repo: Path) -> None:
+    helm = _helm(repo)
+    before, stamp = _key(repo), helm.stat()
+    os.utime(helm, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000_000))
+    assert _key(repo) != before
+
+
+def test_a_helm_found_on_path_counts_by_the_binary_found(repo: Path, tmp_path: Path) -> None:
+    folder = str(_helm(repo).parent)
+    first = _fingerprint(repo, env={"PATH": folder}, helm=Path("helm")).key
+    (tmp_path / "other-bin").mkdir()
+    shutil.copy2(_helm(repo), tmp_path / "other-bin" / "helm")
+    assert _fingerprint(repo, env={"PATH": f"{tmp_path / 'other-bin'}"}, helm=Path("helm")).key != first
+
+
+def test_a_setting_without_a_canonical_form_is_refused(repo: Path) -> None:
+    with pytest.raises(TypeError, match="no canonical form for set"):
+        _key(repo, extra={"tags": {"a", "b"}})
+
+
+def test_a_symlink_loop_in_the_chart_is_marked_not_followed(repo: Path) -> None:
+    before = _key(repo)
+    (repo / CHART / "templates" / "again").symlink_to(Path(".."))
+    assert _key(repo) != before
+
+
+# --- nondeterministic charts -------------------------------------------------------------------------------
+
+
+def test_a_plain_chart_is_deterministic(repo: Path) -> None:
+    (repo / CHART / "templates" / "note.yaml").write_text("# now and then, randAlphaNum outside any action\n")
+    assert not _fingerprint(repo).nondeterministic
+
+
+def test_a_template_calling_a_random_function_is_nondeterministic(repo: Path) -> None:
+    (repo / CHART / "templates" / "secret.yaml").write_text("password: {{ randAlphaNum 16 | b64enc }}\n")
+    assert _fingerprint(repo).nondeterministic
+
+
+def test_a_packed_subchart_calling_one_is_nondeterministic(repo: Path) -> None:
+    (repo / CHART / "charts" / "sub-1.0.0.tgz").write_bytes(
+        _packed({"sub/Chart.yaml": "name: sub\n", "sub/templates/cert.yaml": '{{ $ca := genCA "x" 365 }}\n'})
+    )
+    assert _fingerprint(repo).nondeterministic
+
+
+def test_a_values_file_calling_one_for_tpl_is_nondeterministic(repo: Path) -> None:
+    (repo / APP / "values.yaml").write_text("token: '{{ uuidv4 }}'\n")
+    assert _fingerprint(repo).nondeterministic
+
+
+def test_an_inline_value_calling_one_for_tpl_is_nondeterministic(repo: Path) -> None:
+    assert _fingerprint(repo, {"set": (("stamp", '{{ now | date "2006" }}'),)}).nondeterministic
+
+
+def test_the_verdict_comes_from_the_bytes_read_for_the_key(repo: Path) -> None:
+    (repo / CHART / "templates" / "secret.yaml").write_text("password: {{ randAlpha 8 }}\n")
+    found = _fingerprint(repo)
+    shutil.rmtree(repo / CHART)
+    assert found.nondeterministic
