@@ -244,18 +244,23 @@ def test_a_helm_binary_elsewhere_misses(repo: Path, tmp_path: Path) -> None:
     assert _key(repo, helm=moved) != _key(repo)
 
 
-def test_a_helm_binary_of_another_size_misses(repo: Path) -> None:
+def _replace_helm(repo: Path, *, tail: str = "", later_ns: int = 0) -> None:
+    """The binary rewritten in place: `tail` appended, its modification time moved by `later_ns`."""
     helm = _helm(repo)
-    before, stamp = _key(repo), helm.stat()
-    helm.write_text(helm.read_text() + "# 3.17.4\n")
-    os.utime(helm, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    stamp = helm.stat()
+    helm.write_text(helm.read_text() + tail)
+    os.utime(helm, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + later_ns))
+
+
+def test_a_helm_binary_of_another_size_misses(repo: Path) -> None:
+    before = _key(repo)
+    _replace_helm(repo, tail="# 3.17.4\n")
     assert _key(repo) != before
 
 
 def test_a_helm_binary_replaced_in_place_misses(repo: Path) -> None:
-    helm = _helm(repo)
-    before, stamp = _key(repo), helm.stat()
-    os.utime(helm, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000_000))
+    before = _key(repo)
+    _replace_helm(repo, later_ns=1_000_000_000)
     assert _key(repo) != before
 
 
@@ -272,7 +277,7 @@ def test_a_setting_without_a_canonical_form_is_refused(repo: Path) -> None:
         _key(repo, extra={"tags": {"a", "b"}})
 
 
-def test_a_symlink_loop_in_the_chart_is_marked_not_followed(repo: Path) -> None:
+def test_a_symlink_loop_in_the_chart_ends_the_walk_and_counts(repo: Path) -> None:
     before = _key(repo)
     (repo / CHART / "templates" / "again").symlink_to(Path(".."))
     assert _key(repo) != before

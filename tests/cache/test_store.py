@@ -355,3 +355,12 @@ def test_a_cache_turned_off_neither_reads_nor_keeps(tmp_path: Path) -> None:
     off.put(OTHER_KEY, ENTRY)
     assert off.served(OTHER_KEY, lambda: Fresh(ENTRY, keep=True)) == (ENTRY, False)
     assert os.listdir(off.folder) == [KEY]
+
+
+def test_the_entry_just_written_survives_its_own_eviction(tmp_path: Path) -> None:
+    """Even when the others look newer (a clock set back, timestamps one tick apart)."""
+    store = _store(tmp_path, CHARTSHARE_CACHE_MB="1")
+    store.put(OTHER_KEY, Entry(b"x" * 600_000, ()))
+    _aged(store, OTHER_KEY, -3600)
+    store.put(KEY, Entry(b"y" * 600_000, ()))
+    assert os.listdir(store.folder) == [KEY]
