@@ -36,12 +36,14 @@ class Result:
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The test process's environment without anything Argo CD or chartshare would read."""
+    """The test process's environment without anything Argo CD or chartshare would read, and the render
+    cache off (so that no test sees another's renders); a test of the cache turns it on in `extra`."""
     env = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith(("ARGOCD_", "PARAM_", "KUBE_", "CHARTSHARE_"))
     }
+    env["CHARTSHARE_RENDER_CACHE"] = "off"
     env.update(extra or {})
     return env
 

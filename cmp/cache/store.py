@@ -18,9 +18,9 @@ import errno
 import os
 import stat
 import time
-from collections.abc import Callable, Mapping
-from hashlib import sha256
+from collections.abc import Mapping
 from typing import NamedTuple
+from zlib import crc32
 
 DEFAULT_MB = 256
 SWITCH = "CHARTSHARE_RENDER_CACHE"  # `off` turns the cache off (a benchmark's cold runs, a suspicious user)
@@ -37,18 +37,6 @@ class Entry(NamedTuple):
     lines: tuple[str, ...]
 
 
-class Fresh(NamedTuple):
-    """A render that succeeded, and whether it may be kept (a nondeterministic chart's may not)."""
-
-    entry: Entry
-    keep: bool
-
-
-class Served(NamedTuple):
-    entry: Entry
-    cached: bool
-
-
 class Store:
     """The entries of one cache folder; `notices` collects why the cache could not be used."""
 
@@ -57,6 +45,7 @@ class Store:
         self.cap = cap
         self.on = on
         self.notices = notices if notices is not None else []
+        self._unusable = False  # said once: a run's lookup and write then meet the same folder quietly
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Store:
@@ -75,17 +64,6 @@ class Store:
             raw = ""
         cap = int(raw or DEFAULT_MB) << 20
         return cls(os.path.join(os.path.abspath(base), "renders"), cap, on=switch in ("", "on"), notices=notices)
-
-    def served(self, key: str, render: Callable[[], Fresh]) -> Served:
-        """The entry kept under `key`, else what `render` returns, kept when it says so. A render that
-        raises keeps nothing: only a render that returned can be kept, so no failure is ever cached."""
-        entry = self.get(key)
-        if entry is not None:
-            return Served(entry, cached=True)
-        fresh = render()
-        if fresh.keep:
-            self.put(key, fresh.entry)
-        return Served(fresh.entry, cached=False)
 
     def get(self, key: str) -> Entry | None:
         """The entry under `key` when there is a sound one; a miss otherwise (with a notice when one was
@@ -131,7 +109,7 @@ class Store:
             os.replace(temporary, key, src_dir_fd=folder, dst_dir_fd=folder)
         except OSError as error:
             _unlink(temporary, folder)
-            self._cannot(error)
+            self.notices.append(f"notice: render cache: {self.folder} {_unwritable(error)}")
         else:
             with contextlib.suppress(OSError):  # kept; the next write evicts again
                 self._evict(folder, key)
@@ -139,7 +117,19 @@ class Store:
             os.close(folder)
 
     def _open_folder(self, *, create: bool) -> int | None:
-        """The folder, opened without following a symlink; it must be this user's, and private."""
+        """The folder, opened without following a symlink; None when there is none yet, or when it cannot
+        be used (said once: a run's lookup and its write meet the same folder)."""
+        if self._unusable:
+            return None
+        try:
+            return self._opened(create)
+        except _Unusable as problem:
+            self._unusable = True
+            self.notices.append(f"notice: render cache: {self.folder} {problem}")
+            return None
+
+    def _opened(self, create: bool) -> int | None:
+        """The folder's descriptor; it must be this user's, and private."""
         if create:
             try:
                 os.makedirs(os.path.dirname(self.folder), 0o700, exist_ok=True)
@@ -148,8 +138,7 @@ class Store:
             except FileExistsError:
                 pass  # a concurrent writer made it
             except OSError as error:
-                self._cannot(error)
-                return None
+                raise _Unusable(_unwritable(error)) from None
         try:
             folder = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -157,24 +146,25 @@ class Store:
         except OSError as error:
             reason = f"cannot be read ({error.strerror})"
             if error.errno in (errno.ELOOP, errno.ENOTDIR):  # O_NOFOLLOW meets a link as ELOOP or ENOTDIR
+                if not os.path.lexists(self.folder):
+                    return None  # a file where a folder above it should be: the write says so
                 reason = "is a symlink" if os.path.islink(self.folder) else "is not a folder"
-            self.notices.append(f"notice: render cache: {self.folder} {reason}; rendering without the cache")
-            return None
+            raise _Unusable(f"{reason}; rendering without the cache") from None
         info = os.fstat(folder)
-        if info.st_uid != os.geteuid():
-            os.close(folder)
-            self.notices.append(
-                f"notice: render cache: {self.folder} belongs to uid {info.st_uid}, not to this user; "
-                "rendering without the cache (point CHARTSHARE_CACHE at a folder of your own)"
-            )
-            return None
-        if info.st_mode & 0o077:  # ours, made by hand or an old umask: outputs hold Secrets, so it is closed
-            try:
+        try:
+            if info.st_uid != os.geteuid():
+                raise _Unusable(
+                    f"belongs to uid {info.st_uid}, not to this user; rendering without the cache "
+                    "(point CHARTSHARE_CACHE at a folder of your own)"
+                )
+            if info.st_mode & 0o077:  # ours, made by hand or under an old umask: outputs hold Secrets
                 os.fchmod(folder, 0o700)
-            except OSError as error:
-                os.close(folder)
-                self._cannot(error)
-                return None
+        except OSError as error:
+            os.close(folder)
+            raise _Unusable(_unwritable(error)) from None
+        except _Unusable:
+            os.close(folder)
+            raise
         return folder
 
     def _evict(self, folder: int, kept: str) -> None:
@@ -201,9 +191,14 @@ class Store:
                 _unlink(name, folder)
                 total -= size
 
-    def _cannot(self, error: OSError) -> None:
-        what = "is full" if error.errno in _FULL else f"cannot be written ({error.strerror})"
-        self.notices.append(f"notice: render cache: {self.folder} {what}; this render was not kept")
+
+class _Unusable(Exception):
+    """Why the cache folder cannot be used, as the notice says it."""
+
+
+def _unwritable(error: OSError) -> str:
+    what = "is full" if error.errno in _FULL else f"cannot be written ({error.strerror})"
+    return f"{what}; this render was not kept"
 
 
 def _checked(key: str) -> str:
@@ -261,11 +256,11 @@ def _decoded(key: str, data: bytes) -> Entry | None:
 
 
 def _checksum(key: str, output: bytes, lines: bytes) -> bytes:
-    """Over the key too: an entry renamed to another key is not that key's."""
-    digest = sha256(b"%s %d\n" % (key.encode(), len(output)))
-    digest.update(output)
-    digest.update(lines)
-    return digest.hexdigest().encode()
+    """CRC-32 finds what goes wrong with a file (a torn write, flipped bits) at a quarter of a digest's cost
+    (the folder being ours alone is what keeps others out); the key is in it, so an entry renamed to
+    another key is not that key's."""
+    checksum = crc32(lines, crc32(output, crc32(b"%s %d\n" % (key.encode(), len(output)))))
+    return b"%08x" % checksum
 
 
 def _unlink(name: str, folder: int) -> None:

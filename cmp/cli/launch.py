@@ -3,10 +3,10 @@
 Python's start and the framework's import (click and typer) cost about as much as rendering a small
 chart, and helm needs none of it. So the command line is first read here by a small reader built from the
 option table (cmp/inputs/parameters.py) that declines anything else (help, other commands, forms it does
-not know). For a line it reads, the configuration is resolved exactly as the CLI resolves it, helm is
-started from chartshare.yaml's `chart:` line, the rest loads while helm renders, and the command ends in
-exits.py, as the typer CLI's commands do; tests hold the reader to typer's parse. Any other line goes to
-the typer CLI.
+not know). For a line it reads, the configuration is resolved exactly as the CLI resolves it, the render
+cache is asked (a hit never starts helm), helm is started from chartshare.yaml's `chart:` line, the rest
+loads while helm renders, and the command ends in exits.py, as the typer CLI's commands do; tests hold the
+reader to typer's parse. Any other line goes to the typer CLI.
 
 The pipeline adopts the early helm only when it was started with exactly the binary, chart, template and
 deadline it arrives at (cmp/helm/early.py); otherwise, and on any exit that does not use it, it is killed.
@@ -68,15 +68,18 @@ def read_generate(argv: Sequence[str]) -> GenerateOptions | None:
 
 
 def start_early(generate: GenerateOptions, env: Mapping[str, str]) -> None:
-    """Start helm for a plain `generate` command line; silently do nothing when unsure or on any error."""
+    """Start helm for a plain `generate` command line, unless the render cache holds what it would render;
+    silently do nothing when unsure or on any error."""
     try:
-        from cmp.generate.chart import quick_chart_dir
-        from cmp.helm import template
+        from cmp.generate import cached
 
         config = generate.resolve(env)
-        chart = quick_chart_dir(config)
-        if chart is None or not (chart / "Chart.yaml").is_file():
+        looked = cached.look_ahead(config, env)
+        chart = looked.chart
+        if looked.hit is not None or chart is None or not (chart / "Chart.yaml").is_file():
             return
+        from cmp.helm import template
+
         template.start_early(config.helm, template.HelmInvocation(chart, config.template), config.timeout)
     except Exception:  # the pipeline meets the same problem again and reports it
         return

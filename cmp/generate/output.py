@@ -1,13 +1,15 @@
-"""What `generate` prints: the manifests (bytes, as Argo CD counts them) and the report lines for stderr."""
+"""What `generate` prints: the manifests (bytes, as Argo CD counts them) and the report lines for stderr.
+
+`Output` loads nothing: a render-cache hit builds one without the pipeline (cmp/generate/cached.py).
+"""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from cmp import manifests
-from cmp.inputs.config import Config
-from cmp.ownership.outcome import Outcome
-from cmp.ownership.report import summary
+if TYPE_CHECKING:
+    from cmp.inputs.config import Config
+    from cmp.ownership.outcome import Outcome
 
 
 class Output(NamedTuple):
@@ -19,6 +21,9 @@ class Output(NamedTuple):
 
 def output(config: Config, outcome: Outcome) -> Output:
     """The stream in the asked format, refused when it is over Argo CD's message limit."""
+    from cmp import manifests
+    from cmp.ownership.report import summary
+
     emit = manifests.emit_json if config.output == "json" else manifests.emit_yaml
     text = emit(outcome.resources)
     data = text.encode("utf-8")  # the bytes Argo CD receives are what the limit counts

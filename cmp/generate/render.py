@@ -6,6 +6,8 @@ imported while helm renders, when the CPU they take costs least.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from cmp import manifests
 from cmp.generate.chart import chart_dir, load_ownership
 from cmp.helm import template
@@ -19,7 +21,11 @@ from cmp.ownership.rules import Ownership
 def render(config: Config) -> Outcome:
     """Render the app's chart and apply its ownership rules."""
     ownership = load_ownership(config)
-    chart = chart_dir(config, ownership)
+    return render_loaded(config, ownership, chart_dir(config, ownership))
+
+
+def render_loaded(config: Config, ownership: Ownership | None, chart: Path) -> Outcome:
+    """The same, once chartshare.yaml is loaded and the chart folder found (the render cache needs both)."""
     call = template.HelmInvocation(chart, config.template)
     stream = template.render(config.helm, call, config.timeout, lambda: _import_what_the_rules_need(ownership))
     return process(manifests.parse(stream), ownership, App(config.app_name, config.release, config.namespace))

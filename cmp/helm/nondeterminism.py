@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import io
 import re
-import tarfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -76,6 +75,8 @@ def _texts(paths: Iterable[Path]) -> Iterator[str]:
 
 
 def _packed(data: bytes) -> Iterator[str]:
+    import tarfile  # a few ms: only charts with packed subcharts pay them
+
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
             for member in archive.getmembers():

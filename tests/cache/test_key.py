@@ -1,8 +1,8 @@
 """The render cache's key: every ingredient, changed alone, misses; two checkouts of one app hit; the walk
 that reads the chart for the key also tells whether it calls a function that renders differently each time.
 
-The settings are what generate will hand over: a real resolved Config (cmp.inputs.config.build) as a mapping,
-without its deadline, plus the output format.
+The settings are what generate hands over: a real resolved Config (cmp.inputs.config.build), as
+cmp.generate.cached.settings gives it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pytest
 
 import cmp
 from cmp.cache.key import Fingerprint, fingerprint
+from cmp.generate import cached
 from cmp.inputs import config as configuration
 from cmp.inputs.parameters import Value
 
@@ -82,34 +83,35 @@ def _helm(repo: Path) -> Path:
 
 def _fingerprint(
     repo: Path,
-    flags: Mapping[str, Value | None] | None = None,
+    flags: Mapping[str, Value] | None = None,
     env: Mapping[str, str] | None = None,
     *,
     app: str = APP,
-    output: str = "yaml",
     purpose: str = "generate",
     helm: Path | None = None,
     extra: Mapping[str, object] | None = None,
 ) -> Fingerprint:
-    """What generate will do: resolve the Config, hand it over whole minus the deadline, walk the chart."""
-    flags = {"values-files": ("values.yaml",), **(flags or {})}
+    """What generate does: resolve the Config, hand it over whole but for what cannot change the output."""
+    given = {
+        "values-files": ("values.yaml",),
+        "repo-root": str(repo),
+        "helm": str(helm or _helm(repo)),
+        **(flags or {}),
+    }
     base_env = {"ARGOCD_APP_NAME": "dev-order", "ARGOCD_APP_NAMESPACE": "shop", **(env or {})}
-    resolved = configuration.build(
-        repo / app,
-        flags,
-        base_env,
-        app_name=None,
-        repo_root=repo,
-        helm=str(helm or _helm(repo)),
-        timeout=None,
-    )
-    settings = {**resolved._asdict(), "output": output, **(extra or {})}
-    del settings["timeout"]
+    resolved = configuration.build(repo / app, given, base_env)
     chart = (repo / CHART).resolve()
-    return fingerprint(purpose, settings, chart=chart, root=resolved.repo_root, helm=resolved.helm, env=base_env)
+    return fingerprint(
+        purpose,
+        {**cached.settings(resolved), **(extra or {})},
+        chart=chart,
+        root=resolved.repo_root,
+        helm=resolved.helm,
+        env=base_env,
+    )
 
 
-def _key(repo: Path, flags: Mapping[str, Value | None] | None = None, **options: object) -> str:
+def _key(repo: Path, flags: Mapping[str, Value] | None = None, **options: object) -> str:
     return _fingerprint(repo, flags, **options).key  # type: ignore[arg-type]
 
 
@@ -155,16 +157,15 @@ def test_a_commit_that_changes_nothing_the_render_reads_keeps_the_key(repo: Path
         ({"api-versions": ("example.io/v1",)}, {}),
         ({}, {"ARGOCD_APP_NAME": "dev-order-2"}),
         ({}, {"ARGOCD_GRPC_MAX_SIZE_MB": "50"}),
+        ({"skip-schema-validation": "true"}, {}),
+        ({"output": "json"}, {}),
         ({}, {"HELM_NAMESPACE": "elsewhere"}),
     ],
     ids=lambda given: ",".join(given) or "-",
 )
 def test_a_changed_setting_alone_misses(repo: Path, flags: dict[str, Value], env: dict[str, str]) -> None:
+    """Every Application parameter and option that reaches helm or the output, and helm's environment."""
     assert _key(repo, flags, env=env) != _key(repo)
-
-
-def test_another_output_format_misses(repo: Path) -> None:
-    assert _key(repo, output="json") != _key(repo)
 
 
 def test_another_purpose_misses(repo: Path) -> None:
@@ -224,12 +225,19 @@ def test_a_changed_chartshare_yaml_misses(repo: Path) -> None:
     assert _key(repo) != before
 
 
+def test_a_changed_set_file_misses(repo: Path) -> None:
+    flags: dict[str, Value] = {"set-file": (("banner", "/shared/banner.txt"),)}
+    before = _key(repo, flags)
+    (repo / "shared" / "banner.txt").write_text("goodbye\n")
+    assert _key(repo, flags) != before
+
+
 def test_a_file_any_setting_names_counts_by_its_bytes(repo: Path) -> None:
-    """A field holding paths (a later `set-file`, say) counts by the files' bytes without being named here."""
+    """A field holding paths, added to Config later, counts by the files' bytes without being named here."""
     banner = (repo / "shared" / "banner.txt").resolve()
-    before = _key(repo, extra={"set_files": (("banner", banner),)})
+    before = _key(repo, extra={"later_files": (("banner", banner),)})
     banner.write_text("goodbye\n")
-    assert _key(repo, extra={"set_files": (("banner", banner),)}) != before
+    assert _key(repo, extra={"later_files": (("banner", banner),)}) != before
 
 
 def test_the_app_path_within_the_repository_counts(repo: Path) -> None:
@@ -317,3 +325,18 @@ def test_the_verdict_comes_from_the_bytes_read_for_the_key(repo: Path) -> None:
     found = _fingerprint(repo)
     shutil.rmtree(repo / CHART)
     assert found.nondeterministic
+
+
+def test_the_deadline_does_not_count(repo: Path) -> None:
+    """A render that finished under one deadline prints what it prints under another."""
+    assert _key(repo, {"timeout": "30"}) == _key(repo)
+
+
+def test_where_a_symlink_in_the_chart_leads_counts(repo: Path, tmp_path: Path) -> None:
+    """The same bytes reached from outside the repository must not hit: that render is refused."""
+    before = _key(repo)
+    (tmp_path / "outside.txt").write_text("hello\n")
+    link = repo / CHART / "files" / "banner.txt"
+    link.unlink()
+    link.symlink_to(tmp_path / "outside.txt")
+    assert _key(repo) != before

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cmp.cache.store import DEFAULT_MB, Entry, Fresh, Store
+from cmp.cache.store import DEFAULT_MB, Entry, Store
 from conftest import ROOT
 
 KEY = hashlib.sha256(b"one render").hexdigest()
@@ -86,37 +86,6 @@ def test_keys_are_digests_only(tmp_path: Path) -> None:
         _store(tmp_path).get("../../etc/passwd")
 
 
-# --- served: only a render that returned is kept --------------------------------------------------------------
-
-
-def test_a_hit_does_not_render(tmp_path: Path) -> None:
-    _store(tmp_path).put(KEY, ENTRY)
-
-    def render() -> Fresh:
-        raise AssertionError("rendered on a hit")
-
-    assert _store(tmp_path).served(KEY, render) == (ENTRY, True)
-
-
-def test_a_miss_renders_and_keeps_the_render(tmp_path: Path) -> None:
-    assert _store(tmp_path).served(KEY, lambda: Fresh(ENTRY, keep=True)) == (ENTRY, False)
-    assert _store(tmp_path).get(KEY) == ENTRY
-
-
-def test_a_render_that_raises_keeps_nothing(tmp_path: Path) -> None:
-    def render() -> Fresh:
-        raise RuntimeError("helm failed")
-
-    with pytest.raises(RuntimeError, match="helm failed"):
-        _store(tmp_path).served(KEY, render)
-    assert not _entry_file(_store(tmp_path)).exists()
-
-
-def test_a_render_that_may_not_be_kept_is_not_kept(tmp_path: Path) -> None:
-    assert _store(tmp_path).served(KEY, lambda: Fresh(ENTRY, keep=False)) == (ENTRY, False)
-    assert _store(tmp_path).get(KEY) is None
-
-
 # --- entries that cannot be trusted ---------------------------------------------------------------------------
 
 
@@ -127,9 +96,10 @@ def test_a_corrupt_entry_is_ignored_and_replaced_by_the_next_write(tmp_path: Pat
     data = bytearray(path.read_bytes())
     data[-8] ^= 0x20
     path.write_bytes(bytes(data))
-    assert store.served(KEY, lambda: Fresh(ENTRY, keep=True)) == (ENTRY, False)
+    assert store.get(KEY) is None
     assert store.notices == [f"notice: render cache: ignored entry {KEY[:12]} in {store.folder} (truncated or corrupt)"
                              "; rendering afresh"]  # fmt: skip
+    store.put(KEY, ENTRY)
     assert _store(tmp_path).get(KEY) == ENTRY
 
 
@@ -182,7 +152,8 @@ def test_a_symlinked_cache_folder_is_not_used(tmp_path: Path) -> None:
     Path(store.folder).symlink_to(elsewhere.folder)
     assert store.get(KEY) is None
     store.put(KEY, ENTRY)
-    assert store.notices == [f"notice: render cache: {store.folder} is a symlink; rendering without the cache"] * 2
+    assert store.notices == [f"notice: render cache: {store.folder} is a symlink; rendering without the cache"]
+    assert os.listdir(elsewhere.folder) == [KEY]
 
 
 def test_a_cache_folder_of_another_user_is_not_used(tmp_path: Path) -> None:
@@ -353,7 +324,6 @@ def test_a_cache_turned_off_neither_reads_nor_keeps(tmp_path: Path) -> None:
     off = _store(tmp_path, CHARTSHARE_RENDER_CACHE="off")
     assert off.get(KEY) is None
     off.put(OTHER_KEY, ENTRY)
-    assert off.served(OTHER_KEY, lambda: Fresh(ENTRY, keep=True)) == (ENTRY, False)
     assert os.listdir(off.folder) == [KEY]
 
 

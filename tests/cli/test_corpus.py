@@ -13,6 +13,9 @@ Row keys (all optional but `name` and `error`/`exit`):
   args / env / app_dir     what to run (defaults: `{repo}/app`, `--repo-root {repo} --app dev-a`)
   exit, error (regex searched in the one stderr line), stdout_contains, never_created, max_seconds,
   killed_pids / cleanup_pids: files under {tmp} holding pids that must be dead / are to be killed after
+  cache: corrupt | full    the render cache on, in {tmp}/cache: every entry of a first run corrupted, or
+                           the cache on a tmpfs with no room left (needs the right to mount; skipped else)
+  notice                   for a run that succeeds: a regex searched in stderr
 Placeholders: {repo} {tmp} {outside} {helm} (the real helm of this run), {byte:XX} (a raw non-UTF-8 byte).
 """
 
@@ -23,7 +26,9 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +96,9 @@ def _prepare(row: dict[str, Any], tmp: Path, helm: str) -> tuple[list[str], dict
         (repo / name).chmod(mode)
     env = {key: _text(value, places) for key, value in (row.get("env") or {}).items()}
     env.setdefault("CHARTSHARE_HELM", helm)
+    if "cache" in row or "CHARTSHARE_CACHE" in env:
+        env.setdefault("CHARTSHARE_CACHE", str(tmp / "cache"))
+        env["CHARTSHARE_RENDER_CACHE"] = "on"
     if "fake_helm" in row:
         fake = tmp / "fake-helm"
         fake.write_text("#!/bin/sh\n" + _fill(row["fake_helm"], places), encoding="utf-8")
@@ -101,12 +109,36 @@ def _prepare(row: dict[str, Any], tmp: Path, helm: str) -> tuple[list[str], dict
     return args + [_fill(str(arg), places) for arg in row.get("args", [])], env
 
 
+@contextlib.contextmanager
+def _cache(row: dict[str, Any], args: list[str], env: dict[str, str]) -> Iterator[None]:
+    """The render cache in the state the row asks for."""
+    cache = Path(env.get("CHARTSHARE_CACHE", ""))
+    if row.get("cache") == "corrupt":
+        assert run_cli(args, env=env).exit_code == 0
+        for entry in (cache / "renders").iterdir():
+            entry.write_bytes(entry.read_bytes()[:-1] + b"!")
+    if row.get("cache") != "full":
+        yield
+        return
+    cache.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(cache)]).returncode:
+        pytest.skip("a full disk needs the right to mount a tmpfs")
+    try:
+        (cache / "renders").mkdir(mode=0o700)
+        with contextlib.suppress(OSError), (cache / "filler").open("wb") as filler:
+            filler.write(b"x" * (1 << 20))
+        yield
+    finally:
+        subprocess.run(["umount", str(cache)], check=True)
+
+
 @pytest.mark.parametrize("row", ROWS, ids=[row["name"] for row in ROWS])
 def test_bad_input(row: dict[str, Any], helm: str, tmp_path: Path) -> None:
     args, env = _prepare(row, tmp_path, helm)
     started = time.monotonic()
     try:
-        result = run_cli(args, env=env)
+        with _cache(row, args, env):
+            result = run_cli(args, env=env)
     finally:
         for name in row.get("cleanup_pids", []):  # descendants that escaped chartshare's reach on purpose
             with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
@@ -122,6 +154,8 @@ def test_bad_input(row: dict[str, Any], helm: str, tmp_path: Path) -> None:
         assert elapsed < row["max_seconds"], f"took {elapsed:.1f} s"
     if result.exit_code == 0:
         assert _fill(row["stdout_contains"], {"tmp": str(tmp_path)}) in result.stdout
+        if "notice" in row:
+            assert re.search(_fill(row["notice"], {"tmp": re.escape(str(tmp_path))}), result.stderr), result.stderr
         return
     assert result.stdout == "", "a failed run must print nothing on stdout"
     lines = result.stderr.splitlines()

@@ -42,6 +42,7 @@ def test_every_chartshare_yaml_in_the_docs_loads(body: str) -> None:
         *rules.REFERENCE_KEYS,
         *rules.OTHERS_CHOICES,
         *rules.UNOWNED_CHOICES,
+        *rules.CACHE_CHOICES,
         *(f"{{{placeholder}}}" for placeholder in rules.PLACEHOLDERS),
     ],
 )

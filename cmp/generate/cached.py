@@ -1,0 +1,116 @@
+"""`generate` through the render cache: a render kept under its key is printed again without helm.
+
+The key (cmp/cache/key.py) is looked up before helm starts and before the pipeline loads (YAML, the rules):
+the chart folder comes from chartshare.yaml's `chart:` line read without YAML (chart.quick_chart_dir), and
+chartshare.yaml is never parsed for it. Its bytes are in the key, so an entry exists only if the render it
+came from was allowed to be kept. A miss renders as ever and keeps what it printed when the render succeeded
+and chartshare.yaml's `cache:` allows: `auto` (the default) keeps every chart but those calling a function
+that renders differently each time, `always` keeps those too (their first render's values then stay),
+`never` keeps nothing. `--no-cache` and CHARTSHARE_RENDER_CACHE=off leave the cache out altogether. A hit
+prints what the cold render printed, its summary line saying `(cached)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from cmp.cache.key import Fingerprint, fingerprint
+from cmp.cache.store import Entry, Store
+from cmp.errors import ChartShareError
+from cmp.generate.chart import quick_chart_dir
+from cmp.generate.output import Output
+
+if TYPE_CHECKING:
+    from cmp.inputs.config import Config
+    from cmp.ownership.rules import Ownership
+
+PURPOSE = "generate"  # what the entries hold: generate's stdout and stderr
+NOT_COUNTED = ("timeout", "cache")  # how long helm may take, and whether to use the cache, change no output
+CACHED = " (cached)"
+
+
+class Rendered(NamedTuple):
+    """A miss's render: what it prints, and what decides whether that may be kept."""
+
+    output: Output
+    ownership: Ownership | None
+    chart: Path
+
+
+class Lookup:
+    """One run's place in the render cache: the chart folder known without YAML (None when unsure), and the
+    kept output when there is one."""
+
+    def __init__(self, chart: Path | None, store: Store | None, found: Fingerprint | None, hit: Output | None):
+        self.chart = chart
+        self.hit = hit
+        self._store = store
+        self._found = found
+
+    def rendered(self, render: Callable[[], Rendered]) -> Output:
+        """What `render` prints, kept when it may be; a render that raises keeps nothing."""
+        fresh = render()
+        if self._store is not None and self._found is not None and self._may_keep(fresh):
+            self._store.put(self._found.key, Entry(fresh.output.data, fresh.output.lines))
+        return fresh.output._replace(lines=fresh.output.lines + self.notices)
+
+    def _may_keep(self, fresh: Rendered) -> bool:
+        """The key walked the chart chartshare.yaml names, and its `cache:` allows this chart to be kept."""
+        assert self._found is not None
+        mode = fresh.ownership.cache if fresh.ownership is not None else "auto"
+        allowed = mode == "always" or (mode == "auto" and not self._found.nondeterministic)
+        return fresh.chart == self.chart and allowed
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """Why the cache could not be used, for stderr."""
+        return tuple(self._store.notices) if self._store is not None else ()
+
+
+def settings(config: Config) -> dict[str, object]:
+    """Every field of the run's configuration that can change what generate prints: all but NOT_COUNTED,
+    so that a field added to Config counts without being named here."""
+    fields: dict[str, object] = config._asdict()
+    for name in NOT_COUNTED:
+        del fields[name]
+    return fields
+
+
+_ahead: tuple[Config, Mapping[str, str], Lookup] | None = None
+
+
+def look_ahead(config: Config, env: Mapping[str, str]) -> Lookup:
+    """Look before starting helm (the plain-generate path), and hold the answer for the command's `lookup`."""
+    global _ahead
+    looked = _lookup(config, env)
+    _ahead = (config, env, looked)
+    return looked
+
+
+def lookup(config: Config, env: Mapping[str, str]) -> Lookup:
+    """The lookup held for this very configuration and environment, else a new one."""
+    global _ahead
+    held, _ahead = _ahead, None
+    if held is not None and held[0] == config and held[1] is env:
+        return held[2]
+    return _lookup(config, env)
+
+
+def _lookup(config: Config, env: Mapping[str, str]) -> Lookup:
+    try:
+        chart = quick_chart_dir(config)
+    except (ChartShareError, OSError, ValueError):
+        chart = None  # the pipeline meets the problem again, and says it properly
+    if not config.cache or chart is None:
+        return Lookup(chart, None, None, None)
+    store = Store.from_env(env)
+    if not store.on:
+        return Lookup(chart, store, None, None)
+    found = fingerprint(PURPOSE, settings(config), chart=chart, root=config.repo_root, helm=config.helm, env=env)
+    entry = store.get(found.key)
+    if entry is None:
+        return Lookup(chart, store, found, None)
+    lines = (entry.lines[0] + CACHED, *entry.lines[1:]) if entry.lines else ()
+    return Lookup(chart, store, found, Output(entry.output, lines + tuple(store.notices)))

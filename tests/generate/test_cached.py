@@ -1,0 +1,182 @@
+"""`generate` through the render cache, run as Argo CD runs it: the real CLI, real helm, a real cache folder.
+
+A hit prints what the cold render printed (its summary line saying `(cached)`) without starting helm; what
+may not be kept (a failure, a nondeterministic chart under `cache: auto`, `cache: never`) is not; the switches
+turn the cache off; two checkouts of one app share entries; two concurrent renders of one key both succeed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, TESTS, Result, clean_env, run_cli
+
+CHART = TESTS / "charts" / "shared"
+CONFIG = "apiVersion: chartshare/v1\nkind: ChartShare\nchart: ../chart\nowner: dev-a\n"
+
+
+def _repo(base: Path, config: str = CONFIG) -> Path:
+    repo = base / "repo"
+    shutil.copytree(CHART, repo / "chart")
+    (repo / "app").mkdir()
+    (repo / "app" / "chartshare.yaml").write_text(config)
+    return repo
+
+
+def _logging_helm(base: Path, helm: str) -> Path:
+    """helm behind a script that notes each start, so a test can tell whether helm ran."""
+    wrapper = base / "bin" / "helm"
+    wrapper.parent.mkdir(parents=True)
+    wrapper.write_text(f'#!/bin/sh\necho started >> {base}/helm.log\nexec {helm} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def _helm_starts(base: Path) -> int:
+    log = base / "helm.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def _generate(repo: Path, helm: str | Path, cache: Path, *extra: str, env: dict[str, str] | None = None) -> Result:
+    return run_cli(
+        ["generate", str(repo / "app"), "--repo-root", str(repo), "--app", "dev-a", *extra],
+        env={
+            "CHARTSHARE_HELM": str(helm),
+            "CHARTSHARE_CACHE": str(cache),
+            "CHARTSHARE_RENDER_CACHE": "on",
+            **(env or {}),
+        },
+    )
+
+
+def _entries(cache: Path) -> list[str]:
+    return os.listdir(cache / "renders") if (cache / "renders").is_dir() else []
+
+
+def _uncached(stderr: str) -> str:
+    first, _, rest = stderr.partition("\n")
+    return first.removesuffix(" (cached)") + "\n" + rest
+
+
+def test_a_hit_prints_the_cold_render_without_starting_helm(helm: str, tmp_path: Path) -> None:
+    repo, wrapper = _repo(tmp_path), _logging_helm(tmp_path, helm)
+    cold = _generate(repo, wrapper, tmp_path / "cache")
+    hit = _generate(repo, wrapper, tmp_path / "cache")
+    assert cold.exit_code == hit.exit_code == 0, cold.stderr
+    assert hit.stdout == cold.stdout
+    assert hit.stderr.splitlines()[0] == cold.stderr.splitlines()[0] + " (cached)"
+    assert _uncached(hit.stderr) == cold.stderr
+    assert _helm_starts(tmp_path) == 1
+
+
+def test_the_typer_path_looks_up_too(helm: str, tmp_path: Path) -> None:
+    """`--` sends the line to typer: the fast reader declines it."""
+    repo = _repo(tmp_path)
+    cold = _generate(repo, helm, tmp_path / "cache")
+    hit = run_cli(
+        ["generate", "--repo-root", str(repo), "--app", "dev-a", "--", str(repo / "app")],
+        env={"CHARTSHARE_HELM": helm, "CHARTSHARE_CACHE": str(tmp_path / "cache"), "CHARTSHARE_RENDER_CACHE": "on"},
+    )
+    assert hit.exit_code == 0, hit.stderr
+    assert (hit.stdout, _uncached(hit.stderr)) == (cold.stdout, cold.stderr)
+    assert "(cached)" in hit.stderr.splitlines()[0]
+
+
+def test_two_checkouts_of_one_app_share_entries(helm: str, tmp_path: Path) -> None:
+    """Argo CD unpacks each request into a fresh folder."""
+    first, second = _repo(tmp_path / "request-1"), _repo(tmp_path / "request-2")
+    cold = _generate(first, helm, tmp_path / "cache")
+    hit = _generate(second, helm, tmp_path / "cache")
+    assert hit.stdout == cold.stdout
+    assert "(cached)" in hit.stderr.splitlines()[0]
+
+
+def test_a_failed_render_is_not_kept(helm: str, tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "chart" / "templates" / "broken.yaml").write_text('{{ fail "the chart says no" }}\n')
+    for _ in range(2):
+        result = _generate(repo, helm, tmp_path / "cache")
+        assert result.exit_code != 0
+        assert "the chart says no" in result.stderr
+    assert _entries(tmp_path / "cache") == []
+
+
+RANDOM = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\nstringData:\n  token: {{ randAlphaNum 24 | quote }}\n"
+
+
+def test_a_nondeterministic_chart_is_not_kept_by_default(helm: str, tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "chart" / "templates" / "token.yaml").write_text(RANDOM)
+    first, second = _generate(repo, helm, tmp_path / "cache"), _generate(repo, helm, tmp_path / "cache")
+    assert first.exit_code == second.exit_code == 0, first.stderr
+    assert first.stdout != second.stdout
+    assert "(cached)" not in second.stderr
+    assert _entries(tmp_path / "cache") == []
+
+
+def test_cache_always_keeps_a_nondeterministic_chart_and_its_first_values(helm: str, tmp_path: Path) -> None:
+    repo = _repo(tmp_path, CONFIG + "cache: always\n")
+    (repo / "chart" / "templates" / "token.yaml").write_text(RANDOM)
+    first, second = _generate(repo, helm, tmp_path / "cache"), _generate(repo, helm, tmp_path / "cache")
+    assert second.stdout == first.stdout
+    assert "(cached)" in second.stderr.splitlines()[0]
+
+
+def test_cache_never_keeps_nothing(helm: str, tmp_path: Path) -> None:
+    repo = _repo(tmp_path, CONFIG + "cache: never\n")
+    _generate(repo, helm, tmp_path / "cache")
+    assert "(cached)" not in _generate(repo, helm, tmp_path / "cache").stderr
+    assert _entries(tmp_path / "cache") == []
+
+
+@pytest.mark.parametrize(("flags", "env"), [(("--no-cache",), {}), ((), {"CHARTSHARE_RENDER_CACHE": "off"})])
+def test_the_switches_leave_the_cache_alone(
+    helm: str, tmp_path: Path, flags: tuple[str, ...], env: dict[str, str]
+) -> None:
+    repo = _repo(tmp_path)
+    _generate(repo, helm, tmp_path / "cache")
+    kept = _entries(tmp_path / "cache")
+    (tmp_path / "other").mkdir()
+    for _ in range(2):
+        result = _generate(repo, helm, tmp_path / "other" / "cache", *flags, env=env)
+        assert result.exit_code == 0
+        assert "(cached)" not in result.stderr
+    result = _generate(repo, helm, tmp_path / "cache", *flags, env=env)
+    assert "(cached)" not in result.stderr
+    assert _entries(tmp_path / "cache") == kept
+    assert _entries(tmp_path / "other" / "cache") == []
+
+
+def test_two_concurrent_generates_of_one_key_both_succeed(helm: str, tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    argv = [sys.executable, "-m", "cmp", "generate", str(repo / "app"), "--repo-root", str(repo), "--app", "dev-a"]
+    env = clean_env(
+        {"CHARTSHARE_HELM": helm, "CHARTSHARE_CACHE": str(tmp_path / "cache"), "CHARTSHARE_RENDER_CACHE": "on"}
+    )
+    running = [
+        subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    results = [process.communicate(timeout=120) for process in running]
+    assert [process.returncode for process in running] == [0, 0], results
+    assert results[0][0] == results[1][0]
+    hit = _generate(repo, helm, tmp_path / "cache")
+    assert hit.stdout == results[0][0]
+    assert "(cached)" in hit.stderr.splitlines()[0]
+    assert len(_entries(tmp_path / "cache")) == 1
+
+
+def test_a_chart_edit_misses(helm: str, tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    cold = _generate(repo, helm, tmp_path / "cache")
+    values = repo / "chart" / "values.yaml"
+    values.write_text(values.read_text() + "\n# a comment changes the bytes\n")
+    again = _generate(repo, helm, tmp_path / "cache")
+    assert "(cached)" not in again.stderr
+    assert again.stdout == cold.stdout
