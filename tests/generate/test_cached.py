@@ -180,3 +180,18 @@ def test_a_chart_edit_misses(helm: str, tmp_path: Path) -> None:
     again = _generate(repo, helm, tmp_path / "cache")
     assert "(cached)" not in again.stderr
     assert again.stdout == cold.stdout
+
+
+def test_a_hit_loads_neither_yaml_nor_the_pipeline_nor_subprocess(helm: str, tmp_path: Path) -> None:
+    """A hit is read, not rendered: what a miss needs (YAML, the rules, helm's process) stays unloaded."""
+    repo = _repo(tmp_path)
+    env = {"CHARTSHARE_HELM": helm, "CHARTSHARE_CACHE": str(tmp_path / "cache"), "CHARTSHARE_RENDER_CACHE": "on"}
+    args = ["generate", str(repo / "app"), "--repo-root", str(repo), "--app", "dev-a"]
+    assert run_cli(args, env=env).exit_code == 0
+    traced = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "cmp", *args], env=clean_env(env), capture_output=True, text=True
+    )
+    loaded = {line.rpartition("|")[2].strip() for line in traced.stderr.splitlines() if line.startswith("import time:")}
+    assert "(cached)" in traced.stderr
+    heavy = {"yaml", "json", "typer", "click", "subprocess", "tarfile", "cmp.manifests", "cmp.ownership.rules"}
+    assert heavy & loaded == set()
