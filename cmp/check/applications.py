@@ -1,4 +1,4 @@
-"""Argo CD Applications as `check` reads them from Git: files, directories, ApplicationSets, live dumps.
+"""Argo CD Applications as `check` reads them from Git: files, documents, one Application, live dumps.
 
 `check` answers "what will Argo CD deploy" without a cluster, so this module reproduces the few rules that
 give an Application its identity: the instance name (`<ns>_<name>` outside the control-plane namespace),
@@ -18,7 +18,6 @@ from typing import Any
 import yaml
 
 from cmp import goyaml
-from cmp.check import appsets as appset
 from cmp.model import split_api_version
 
 ARGO_GROUP = "argoproj.io"
@@ -42,6 +41,8 @@ class Source:
     types: tuple[str, ...]  # the explicit types set (helm, kustomize, directory, plugin)
     helm: Mapping[str, Any]
     plugin: Mapping[str, Any]
+    kustomize: Mapping[str, Any] = field(default_factory=dict)
+    directory: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,7 @@ class Fleet:
     applications: list[Application] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    notes: set[str] = field(default_factory=set)  # said once on stderr, not a problem of any one app
 
 
 class Malformed(Exception):
@@ -136,7 +138,7 @@ def documents(path: Path, errors: list[str], needle: str | None = None) -> Itera
         yield number, len(loaded), obj
 
 
-def _items(obj: Any) -> Iterator[tuple[str, Any]]:
+def items(obj: Any) -> Iterator[tuple[str, Any]]:
     """A document, or the items of a `List` (what `kubectl get -o yaml` prints), with a suffix naming each."""
     if isinstance(obj, dict) and str(obj.get("kind", "")).endswith("List") and isinstance(obj.get("items"), list):
         for position, item in enumerate(obj["items"]):
@@ -145,48 +147,14 @@ def _items(obj: Any) -> Iterator[tuple[str, Any]]:
         yield "", obj
 
 
-def _place(path: Path, number: int, count: int, suffix: str) -> str:
+def place(path: Path, number: int, count: int, suffix: str) -> str:
     return f"{path}{f' (document {number})' if count > 1 else ''}{suffix}"
 
 
 # --- Applications and ApplicationSets ----------------------------------------------------------------------
 
 
-def load(paths: Sequence[Path], control_plane_namespace: str) -> Fleet:
-    """Every Application and expanded ApplicationSet under `paths`; other kinds are ignored."""
-    fleet = Fleet()
-    seen: dict[str, str] = {}
-    for path in manifest_files(paths, fleet.errors):
-        for number, count, document in documents(path, fleet.errors, needle=ARGO_GROUP):
-            for suffix, obj in _items(document):
-                place = _place(path, number, count, suffix)
-                if not isinstance(obj, dict):
-                    continue
-                group, _ = split_api_version(str(obj.get("apiVersion") or ""))
-                if group != ARGO_GROUP or obj.get("kind") not in ("Application", "ApplicationSet"):
-                    continue
-                label = f"{obj['kind']} {_name_of(obj)}"
-                try:
-                    if obj["kind"] == "Application":
-                        found = [application(obj, f"{place}: {label}", control_plane_namespace)]
-                    else:
-                        found = _expand(obj, place, label, control_plane_namespace, fleet)
-                except Malformed as problem:
-                    fleet.errors.append(f"{place}: {label}: {problem}")
-                    continue
-                for app in found:
-                    if app.name in seen:
-                        fleet.errors.append(
-                            f"{app.origin}: the name {app.name} is taken by {seen[app.name]}; Argo CD keeps "
-                            "one Application per name: rename one of them"
-                        )
-                        continue
-                    seen[app.name] = app.origin
-                    fleet.applications.append(app)
-    return fleet
-
-
-def _name_of(obj: Mapping[str, Any]) -> str:
+def name_of(obj: Mapping[str, Any]) -> str:
     metadata = obj.get("metadata")
     name = metadata.get("name") if isinstance(metadata, Mapping) else None
     return name if isinstance(name, str) and name else "(no name)"
@@ -194,11 +162,11 @@ def _name_of(obj: Mapping[str, Any]) -> str:
 
 def application(obj: Mapping[str, Any], origin: str, control_plane_namespace: str) -> Application:
     """Validate one Application; raises Malformed naming the field Argo CD would reject."""
-    metadata = _mapping(obj.get("metadata"), "metadata")
+    metadata = mapping_of(obj.get("metadata"), "metadata")
     name = _text(metadata.get("name"), "metadata.name", required=True)
     app_namespace = _text(metadata.get("namespace"), "metadata.namespace") or control_plane_namespace
-    spec = _mapping(obj.get("spec"), "spec", required=True)
-    destination = _mapping(spec.get("destination"), "spec.destination", required=True)
+    spec = mapping_of(obj.get("spec"), "spec", required=True)
+    destination = mapping_of(spec.get("destination"), "spec.destination", required=True)
     server = _text(destination.get("server"), "spec.destination.server")
     cluster_name = _text(destination.get("name"), "spec.destination.name")
     if server and cluster_name:
@@ -225,7 +193,7 @@ def application(obj: Mapping[str, Any], origin: str, control_plane_namespace: st
 
 
 def _source(raw: Any, label: str) -> Source:
-    source = _mapping(raw, f"spec.{label}", required=True)
+    source = mapping_of(raw, f"spec.{label}", required=True)
     types = tuple(kind for kind in SOURCE_TYPES if source.get(kind) is not None)
     if len(types) > 1:
         raise Malformed(f"spec.{label} sets {' and '.join(types)}; Argo CD refuses more than one source type")
@@ -237,12 +205,14 @@ def _source(raw: Any, label: str) -> Source:
         target_revision=_text(source.get("targetRevision"), f"spec.{label}.targetRevision"),
         ref=_text(source.get("ref"), f"spec.{label}.ref") or None,
         types=types,
-        helm=_mapping(source.get("helm"), f"spec.{label}.helm"),
-        plugin=_mapping(source.get("plugin"), f"spec.{label}.plugin"),
+        helm=mapping_of(source.get("helm"), f"spec.{label}.helm"),
+        plugin=mapping_of(source.get("plugin"), f"spec.{label}.plugin"),
+        kustomize=mapping_of(source.get("kustomize"), f"spec.{label}.kustomize"),
+        directory=mapping_of(source.get("directory"), f"spec.{label}.directory"),
     )
 
 
-def _mapping(value: Any, where: str, required: bool = False) -> Mapping[str, Any]:
+def mapping_of(value: Any, where: str, required: bool = False) -> Mapping[str, Any]:
     if value is None and not required:
         return {}
     if not isinstance(value, Mapping):
@@ -260,101 +230,6 @@ def _text(value: Any, where: str, required: bool = False) -> str:
     return str(value)
 
 
-def _expand(
-    obj: Mapping[str, Any], place: str, label: str, control_plane_namespace: str, fleet: Fleet
-) -> list[Application]:
-    """The Applications of an ApplicationSet's list generators; other generators are skipped with the reason."""
-    name = _name_of(obj)
-    metadata = _mapping(obj.get("metadata"), "metadata")
-    spec = _mapping(obj.get("spec"), "spec", required=True)
-    generators = spec.get("generators")
-    if not isinstance(generators, list) or not generators:
-        raise Malformed("spec.generators must be a non-empty list")
-    template = _mapping(spec.get("template"), "spec.template", required=True)
-    go_template = spec.get("goTemplate") is True
-    options = tuple(str(option) for option in spec.get("goTemplateOptions") or ())
-    if spec.get("templatePatch"):
-        fleet.skipped.append(Skip(name, "ApplicationSet: spec.templatePatch is not evaluated by check"))
-        return []
-    found: list[Application] = []
-    for index, generator in enumerate(generators):
-        where = f"spec.generators[{index}]"
-        entry = _mapping(generator, where, required=True)
-        kinds = [key for key in entry if key != "selector"]
-        unknown = [key for key in kinds if key not in appset.ARGO_GENERATORS]
-        if unknown or len(kinds) != 1:
-            problem = f"unknown generator {unknown[0]!r}" if unknown else f"{len(kinds)} generators in one entry"
-            raise Malformed(f"{where}: {problem}; each entry holds one of: {', '.join(appset.ARGO_GENERATORS)}")
-        kind = kinds[0]
-        if kind != "list":
-            fleet.skipped.append(
-                Skip(
-                    name,
-                    f"ApplicationSet {where}: the {kind} generator {appset.NOT_EXPANDED[kind]}; check the "
-                    "Applications it makes by listing them (argocd appset generate prints them)",
-                )
-            )
-            continue
-        if entry.get("selector"):
-            fleet.skipped.append(Skip(name, f"ApplicationSet {where}: generator selectors are not evaluated by check"))
-            continue
-        generator_list = _mapping(entry["list"], f"{where}.list", required=True)
-        elements = _elements(generator_list, where)
-        try:  # merging and rendering walk the template recursively
-            base = appset.merge_template(template, generator_list.get("template") or {})
-        except RecursionError:
-            raise Malformed(f"{where}: the template is nested too deeply to render") from None
-        for position, element in enumerate(elements):
-            origin = f"{place}: {label} {where}.list.elements[{position}]"
-            try:
-                rendered = _render(base, element, go_template, options)
-            except appset.Unsupported as problem:
-                fleet.skipped.append(Skip(name, f"ApplicationSet {where}.list.elements[{position}]: {problem}"))
-                continue
-            except appset.TemplateError as problem:
-                raise Malformed(f"{where}.list.elements[{position}]: {problem}") from None
-            except RecursionError:
-                raise Malformed(
-                    f"{where}.list.elements[{position}]: the template is nested too deeply to render"
-                ) from None
-            rendered_meta = dict(_mapping(rendered.get("metadata"), "spec.template.metadata"))
-            rendered_meta.setdefault("namespace", metadata.get("namespace") or control_plane_namespace)
-            rendered = {**rendered, "metadata": rendered_meta}
-            try:
-                found.append(application(rendered, origin, control_plane_namespace))
-            except Malformed as problem:
-                raise Malformed(f"{where}.list.elements[{position}] makes an invalid Application: {problem}") from None
-    return found
-
-
-def _elements(generator_list: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
-    elements = generator_list.get("elements") or []
-    if not isinstance(elements, list):
-        raise Malformed(f"{where}.list.elements must be a list")
-    extra = generator_list.get("elementsYaml")
-    if extra:
-        try:
-            parsed = goyaml.load(str(extra))
-        except yaml.YAMLError:
-            raise Malformed(f"{where}.list.elementsYaml is not valid YAML") from None
-        if not isinstance(parsed, list):
-            raise Malformed(f"{where}.list.elementsYaml must hold a list")
-        elements = [*elements, *parsed]
-    for position, element in enumerate(elements):
-        if not isinstance(element, Mapping):
-            raise Malformed(f"{where}.list.elements[{position}] must be a mapping")
-    return elements
-
-
-def _render(template: Mapping[str, Any], element: Mapping[str, Any], go: bool, options: tuple[str, ...]) -> Any:
-    if not element:
-        return template  # Argo CD renders nothing without parameters
-    if go:
-        return appset.render_tree(template, lambda text: appset.render_go(text, element, options))
-    params = appset.flat_params(element)
-    return appset.render_tree(template, lambda text: appset.render_fast(text, params))
-
-
 # --- live objects ------------------------------------------------------------------------------------------
 
 
@@ -366,8 +241,8 @@ def load_live(paths: Sequence[Path], errors: list[str]) -> list[dict[str, Any]]:
             errors.append(f"--live {path}: no such file")
             continue
         for number, count, document in documents(path, errors):
-            for suffix, obj in _items(document):
-                place = _place(path, number, count, suffix)
+            for suffix, obj in items(document):
+                place = place(path, number, count, suffix)
                 if not isinstance(obj, dict):
                     errors.append(f"{place}: a live object must be a mapping")
                     continue

@@ -1,4 +1,4 @@
-"""ApplicationSet `list` generators expanded offline, with both of Argo CD's templating styles.
+"""ApplicationSet templates rendered offline, in both of Argo CD's templating styles.
 
 `check` must see the Applications an ApplicationSet will create, or a chart spread over clusters by one
 ApplicationSet escapes the contention report. Argo CD renders every string of the template, map keys
@@ -17,28 +17,6 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
-ARGO_GENERATORS = (
-    "clusterDecisionResource",
-    "clusters",
-    "git",
-    "list",
-    "matrix",
-    "merge",
-    "plugin",
-    "pullRequest",
-    "scmProvider",
-)
-# Why a generator other than `list` is not expanded: each reads something only a running Argo CD has.
-NOT_EXPANDED: Mapping[str, str] = {
-    "clusterDecisionResource": "reads a cluster decision resource of the running cluster",
-    "clusters": "reads the cluster secrets of the running Argo CD",
-    "git": "reads the repository's directories or files when Argo CD runs it",
-    "matrix": "combines other generators (only plain list generators are expanded)",
-    "merge": "combines other generators (only plain list generators are expanded)",
-    "plugin": "calls a generator plugin service",
-    "pullRequest": "queries open pull requests",
-    "scmProvider": "queries an SCM provider's API",
-}
 NO_VALUE = "<no value>"  # what text/template prints for a missing key with missingkey=default
 
 

@@ -11,9 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cmp.check import analysis, applications, renders
+from cmp.check import analysis, applications, inventory, renders
 from cmp.check import report as reporting
 from cmp.check.plan import plan
+from cmp.check.repos import Repositories, remotes_of
 
 Progress = Callable[[int, int], None]
 
@@ -43,7 +44,7 @@ def check_fleet(
 ) -> Outcome:
     """Render every Application under `paths` from the repository at `root` and report on them.
     `progress` (for a terminal) is called only when a bar is worth showing."""
-    loaded = applications.load(paths, control_plane_namespace)
+    loaded = inventory.load(paths, control_plane_namespace, Repositories.build(root, remotes_of(root), ()))
     live_objects = applications.load_live(live, loaded.errors) if live is not None else None
     if not (loaded.applications or loaded.skipped or loaded.errors):
         loaded.errors.append(f"no Application or ApplicationSet in {', '.join(map(str, paths))}")

@@ -77,7 +77,7 @@ def test_an_applicationset_template_too_deep_to_render_is_bad_input_not_a_crash(
     result = run_cli(["check", str(tmp_path / "appset.yaml"), "--repo-root", str(tmp_path)])
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == (
-        f"chartshare: error: {tmp_path}/appset.yaml: ApplicationSet s: spec.generators[0].list.elements[0]: "
+        f"chartshare: error: {tmp_path}/appset.yaml: ApplicationSet s: spec.generators[0] (name=a): "
         "the template is nested too deeply to render\n"
     )
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from fleet_builders import app, claim
 
-from cmp.check import applications, renders
+from cmp.check import inventory, renders
+from cmp.check.repos import Repositories
 from cmp.check.plan import Job, plan
 from cmp.helm import nondeterminism
 from cmp.model import ClusterResourceId
@@ -18,7 +19,7 @@ SOURCES = (TESTS / "cases" / "check" / "sources").resolve()
 
 
 def test_renders_honour_ref_value_files_release_names_and_values_objects(helm: str) -> None:
-    fleet = applications.load([SOURCES / "argocd" / "rendered.yaml"], "argocd")
+    fleet = inventory.load([SOURCES / "argocd" / "rendered.yaml"], "argocd", Repositories(SOURCES))
     planned = plan(fleet.applications, SOURCES, raw=False, helm=helm, timeout=30)
     done = renders.render_all(planned.jobs, workers=2)
     names = {r.job.app.name: sorted(c.id.name for c in r.emitted if c.id.kind == "ConfigMap") for r in done}
@@ -31,7 +32,7 @@ def test_renders_honour_ref_value_files_release_names_and_values_objects(helm: s
 
 
 def test_a_claim_lands_on_its_apps_cluster_and_namespace_unless_cluster_scoped(helm: str) -> None:
-    fleet = applications.load([SOURCES / "argocd" / "rendered.yaml"], "argocd")
+    fleet = inventory.load([SOURCES / "argocd" / "rendered.yaml"], "argocd", Repositories(SOURCES))
     planned = plan(fleet.applications, SOURCES, raw=False, helm=helm, timeout=30)
     done = renders.render_all(planned.jobs, workers=1)
     placed = {(c.id.kind, c.id.cluster, c.id.namespace) for r in done for c in r.emitted}

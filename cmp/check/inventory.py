@@ -1,0 +1,79 @@
+"""The fleet the paths describe: every Application, and every Application an ApplicationSet makes.
+
+Names are unique per Argo CD instance, so a second Application under a taken name is an error naming both
+places; an ApplicationSet whose generators check cannot evaluate is listed as skipped, with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from cmp.check.applications import (
+    ARGO_GROUP,
+    Application,
+    Fleet,
+    Malformed,
+    application,
+    documents,
+    items,
+    manifest_files,
+    name_of,
+    place,
+)
+from cmp.check.generators.context import ClusterSecret, Context
+from cmp.check.generators.expand import expand
+from cmp.check.repos import Repositories
+from cmp.model import split_api_version
+
+
+def load(
+    paths: Sequence[Path],
+    control_plane_namespace: str,
+    repositories: Repositories,
+    clusters: Sequence[ClusterSecret] | None = None,
+) -> Fleet:
+    """Every Application and expanded ApplicationSet under `paths`; other kinds are ignored."""
+    fleet = Fleet()
+    seen: dict[str, str] = {}
+    for path in manifest_files(paths, fleet.errors):
+        for number, count, document in documents(path, fleet.errors, needle=ARGO_GROUP):
+            for suffix, obj in items(document):
+                where = place(path, number, count, suffix)
+                if not isinstance(obj, dict):
+                    continue
+                group, _ = split_api_version(str(obj.get("apiVersion") or ""))
+                if group != ARGO_GROUP or obj.get("kind") not in ("Application", "ApplicationSet"):
+                    continue
+                label = f"{obj['kind']} {name_of(obj)}"
+                try:
+                    if obj["kind"] == "Application":
+                        found = [application(obj, f"{where}: {label}", control_plane_namespace)]
+                    else:
+                        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+                        context = Context(
+                            go_template=spec.get("goTemplate") is True,
+                            options=tuple(str(option) for option in spec.get("goTemplateOptions") or ()),
+                            repositories=repositories,
+                            clusters=None if clusters is None else tuple(clusters),
+                            notes=fleet.notes,
+                        )
+                        found, skipped = expand(obj, where, context, control_plane_namespace)
+                        fleet.skipped += skipped
+                except Malformed as problem:
+                    fleet.errors.append(f"{where}: {label}: {problem}")
+                    continue
+                _add(fleet, found, seen)
+    return fleet
+
+
+def _add(fleet: Fleet, found: list[Application], seen: dict[str, str]) -> None:
+    for app in found:
+        if app.name in seen:
+            fleet.errors.append(
+                f"{app.origin}: the name {app.name} is taken by {seen[app.name]}; Argo CD keeps one "
+                "Application per name: rename one of them"
+            )
+            continue
+        seen[app.name] = app.origin
+        fleet.applications.append(app)
