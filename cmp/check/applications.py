@@ -18,7 +18,6 @@ from typing import Any
 import yaml
 
 from cmp import goyaml
-from cmp.model import split_api_version
 
 ARGO_GROUP = "argoproj.io"
 IN_CLUSTER_SERVER = "https://kubernetes.default.svc"
@@ -242,9 +241,9 @@ def load_live(paths: Sequence[Path], errors: list[str]) -> list[dict[str, Any]]:
             continue
         for number, count, document in documents(path, errors):
             for suffix, obj in items(document):
-                place = place(path, number, count, suffix)
+                where = place(path, number, count, suffix)
                 if not isinstance(obj, dict):
-                    errors.append(f"{place}: a live object must be a mapping")
+                    errors.append(f"{where}: a live object must be a mapping")
                     continue
                 metadata = obj.get("metadata")
                 if not (
@@ -253,7 +252,7 @@ def load_live(paths: Sequence[Path], errors: list[str]) -> list[dict[str, Any]]:
                     and isinstance(metadata, dict)
                     and isinstance(metadata.get("name"), str)
                 ):
-                    errors.append(f"{place}: not a Kubernetes object (it needs apiVersion, kind and metadata.name)")
+                    errors.append(f"{where}: not a Kubernetes object (it needs apiVersion, kind and metadata.name)")
                     continue
                 objects.append(obj)
     return objects

@@ -50,7 +50,7 @@ def load(
                     if obj["kind"] == "Application":
                         found = [application(obj, f"{where}: {label}", control_plane_namespace)]
                     else:
-                        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+                        spec = obj["spec"] if isinstance(obj.get("spec"), dict) else {}
                         context = Context(
                             go_template=spec.get("goTemplate") is True,
                             options=tuple(str(option) for option in spec.get("goTemplateOptions") or ()),

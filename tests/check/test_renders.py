@@ -9,8 +9,8 @@ from pathlib import Path
 from fleet_builders import app, claim
 
 from cmp.check import inventory, renders
-from cmp.check.repos import Repositories
 from cmp.check.plan import Job, plan
+from cmp.check.repos import Repositories
 from cmp.helm import nondeterminism
 from cmp.model import ClusterResourceId
 from conftest import TESTS, make_source

@@ -31,7 +31,8 @@ def generate(spec: Mapping[str, Any], where: str, context: Context) -> list[Para
     selector = read_selector(spec.get("selector"), f"{where}.selector")
     if context.clusters is None:
         raise Unevaluated(
-            f"{where}: the clusters generator reads Argo CD's cluster Secrets; give them with --clusters FILE ({HOW_TO_DUMP})"
+            f"{where}: the clusters generator reads Argo CD's cluster Secrets; give them with --clusters FILE "
+            f"({HOW_TO_DUMP})"
         )
     by_name = {secret.name: secret for secret in context.clusters if selector.matches(secret.labels)}
     found = [_params(secret, context.go_template) for secret in by_name.values()]

@@ -104,7 +104,8 @@ def parameter_sets(
     spec = mapping_of(entry[kind], f"{where}.{kind}", required=True) if entry[kind] is not None else {}
     if kind in NOT_EXPANDED:
         raise Unevaluated(
-            f"{where}: the {kind} generator {NOT_EXPANDED[kind]}; list the Applications it makes with `argocd appset generate`"
+            f"{where}: the {kind} generator {NOT_EXPANDED[kind]}; list the Applications it makes with "
+            "`argocd appset generate`"
         )
     if kind in COMBINERS:
         if depth > MAX_NESTING:
