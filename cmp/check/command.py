@@ -44,11 +44,12 @@ def check_fleet(
 ) -> Outcome:
     """Render every Application under `paths` from the repository at `root` and report on them.
     `progress` (for a terminal) is called only when a bar is worth showing."""
-    loaded = inventory.load(paths, control_plane_namespace, Repositories.build(root, remotes_of(root), ()))
+    repositories = Repositories.build(root, remotes_of(root), ())
+    loaded = inventory.load(paths, control_plane_namespace, repositories)
     live_objects = applications.load_live(live, loaded.errors) if live is not None else None
     if not (loaded.applications or loaded.skipped or loaded.errors):
         loaded.errors.append(f"no Application or ApplicationSet in {', '.join(map(str, paths))}")
-    planned = plan(loaded.applications, root, raw=raw, helm=helm, timeout=timeout)
+    planned = plan(loaded.applications, repositories, raw=raw, helm=helm, timeout=timeout)
     if loaded.errors or planned.errors:
         return Outcome(errors=loaded.errors + planned.errors)
     wanted = progress is not None and reporting.progress_wanted(True, json_output, environ, len(planned.jobs))

@@ -2,9 +2,10 @@
 
 A chartshare source goes through `generate`'s own pipeline (so check sees what the sidecar would emit and
 what its rules strip, and fails where generate would fail); a Helm source through the flags Argo CD's
-Helm source passes. Each render comes back as claims. A chart that calls a function whose output changes
-between renders (randAlphaNum, now, genCA...) is rendered a second time, and the fields that differ are
-named: Argo CD would show them OutOfSync after every refresh.
+Helm source passes; a kustomize source through `kustomize build` after Argo CD's edits; a directory
+source through Argo CD's reading of its files. Each render comes back as claims. A chart that calls a
+function whose output changes between renders (randAlphaNum, now, genCA...) is rendered a second time,
+and the fields that differ are named: Argo CD would show them OutOfSync after every refresh.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cmp import manifests
-from cmp.check import sources
+from cmp.check import directory, kustomize, sources
 from cmp.check.claims import Claim, Unstable
 from cmp.check.plan import Job
 from cmp.errors import ChartShareError
@@ -96,7 +97,7 @@ def render_job(job: Job) -> Rendered:
     try:
         emitted, stripped, chart, values = _render_once(job)
         unstable: tuple[Unstable, ...] = ()
-        if uses_nondeterministic_functions(chart, values):
+        if job.renderer in ("chartshare", "helm") and uses_nondeterministic_functions(chart, values):
             again, _, _, _ = _render_once(job)
             unstable = tuple(differences(emitted, again))
         return Rendered(job, tuple(emitted), tuple(stripped), unstable)
@@ -124,6 +125,14 @@ def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, 
         else:
             outcome = render(config)
             emitted, stripped = outcome.resources, outcome.stripped
+    elif job.renderer == "kustomize":
+        emitted = manifests.parse(kustomize.render(app, job.source, job.app_dir, job.repo_root, job.timeout))
+        chart, kinds, values = job.app_dir, ((), ()), ()
+    elif job.renderer == "directory":
+        where = f"spec.{job.source.label}.directory"
+        files = directory.manifest_files(job.app_dir, job.repo_root, job.source.directory, where)
+        emitted = directory.resources(files, job.app_dir)
+        chart, kinds, values = job.app_dir, ((), ()), ()
     else:
         confine_tree(job.app_dir, job.repo_root, "chart")  # as Argo CD's unpacking refuses links out
         invocation = sources.helm_invocation(app, job.source, job.app_dir, job.repo_root)

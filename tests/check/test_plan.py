@@ -9,6 +9,7 @@ from fleet_builders import app
 
 from cmp.check import plan as planning
 from cmp.check.applications import Source
+from cmp.check.repos import Repositories
 from conftest import TESTS, make_source
 
 SOURCES = (TESTS / "cases" / "check" / "sources").resolve()
@@ -31,7 +32,9 @@ def _source(**fields: Any) -> Source:
     ],
 )
 def test_a_rendered_source_gets_the_renderer_argo_cd_would_pick(source: Source, renderer: str, folder: str) -> None:
-    planned = planning.plan([app("a", "https://k", "ns", source)], SOURCES, raw=False, helm="helm", timeout=9)
+    planned = planning.plan(
+        [app("a", "https://k", "ns", source)], Repositories(SOURCES), raw=False, helm="helm", timeout=9
+    )
     assert [(job.renderer, job.app_dir) for job in planned.jobs] == [(renderer, SOURCES / folder)]
     assert planned.skipped == planned.errors == []
 
@@ -39,14 +42,13 @@ def test_a_rendered_source_gets_the_renderer_argo_cd_would_pick(source: Source, 
 @pytest.mark.parametrize(
     ("source", "reason"),
     [
-        (_source(path="apps/kustomized"), "source: kustomize source: check renders only Helm and chartshare sources"),
-        (_source(path="apps/plain"), "source: directory source (plain manifests): check renders only Helm and"),
+        (_source(path="apps/kustomized", kustomize={"version": "v5.0.0"}), "source: kustomize.version (picks a"),
+        (_source(types=("directory",), directory={"jsonnet": {"tlas": [{"name": "a"}]}}), "source: directory.jsonnet"),
         (_source(path="nowhere"), "source: path nowhere is not a folder of the local repository"),
         (_source(path=None, chart="redis"), "source: chart redis comes from https://git.example.com/r.git, not"),
         (_source(types=("plugin",), plugin={"name": "chartshare"}), "source: plugin name 'chartshare' matches no"),
         (_source(types=("plugin",), plugin={"name": "other-v1"}), "source: plugin other-v1 is not chartshare"),
         (_source(types=("plugin",), path="charts/simple"), "source: plugin {} but charts/simple holds no chartshare"),
-        (_source(types=("kustomize",)), "source: kustomize source: check renders only Helm and chartshare sources"),
         (
             _source(types=("helm",), helm={"fileParameters": [{"name": "a", "path": "b"}]}),
             "source: helm.fileParameters (helm --set-file) is not evaluated by check",
@@ -54,20 +56,24 @@ def test_a_rendered_source_gets_the_renderer_argo_cd_would_pick(source: Source, 
     ],
 )
 def test_a_source_check_cannot_render_is_skipped_with_the_reason(source: Source, reason: str) -> None:
-    planned = planning.plan([app("a", "https://k", "ns", source)], SOURCES, raw=False, helm="helm", timeout=9)
+    planned = planning.plan(
+        [app("a", "https://k", "ns", source)], Repositories(SOURCES), raw=False, helm="helm", timeout=9
+    )
     assert planned.jobs == [] and planned.errors == []
     assert [(skip.app, skip.reason[: len(reason)]) for skip in planned.skipped] == [("a", reason)]
 
 
 def test_a_values_only_ref_source_is_neither_rendered_nor_skipped() -> None:
     source = _source(path=None, ref="config")
-    planned = planning.plan([app("a", "https://k", "ns", source)], SOURCES, raw=False, helm="helm", timeout=9)
+    planned = planning.plan(
+        [app("a", "https://k", "ns", source)], Repositories(SOURCES), raw=False, helm="helm", timeout=9
+    )
     assert planned.jobs == planned.skipped == planned.errors == []
 
 
 def test_a_path_outside_the_repository_is_an_error_naming_the_app() -> None:
     planned = planning.plan(
-        [app("a", "https://k", "ns", _source(path="../.."))], SOURCES, raw=False, helm="", timeout=9
+        [app("a", "https://k", "ns", _source(path="../.."))], Repositories(SOURCES), raw=False, helm="", timeout=9
     )
     assert planned.errors == [
         f"apps.yaml: Application a: spec.source: path '../..' resolves outside the repository root {SOURCES}"

@@ -20,7 +20,7 @@ SOURCES = (TESTS / "cases" / "check" / "sources").resolve()
 
 def test_renders_honour_ref_value_files_release_names_and_values_objects(helm: str) -> None:
     fleet = inventory.load([SOURCES / "argocd" / "rendered.yaml"], "argocd", Repositories(SOURCES))
-    planned = plan(fleet.applications, SOURCES, raw=False, helm=helm, timeout=30)
+    planned = plan(fleet.applications, Repositories(SOURCES), raw=False, helm=helm, timeout=30)
     done = renders.render_all(planned.jobs, workers=2)
     names = {r.job.app.name: sorted(c.id.name for c in r.emitted if c.id.kind == "ConfigMap") for r in done}
     assert names == {
@@ -33,7 +33,7 @@ def test_renders_honour_ref_value_files_release_names_and_values_objects(helm: s
 
 def test_a_claim_lands_on_its_apps_cluster_and_namespace_unless_cluster_scoped(helm: str) -> None:
     fleet = inventory.load([SOURCES / "argocd" / "rendered.yaml"], "argocd", Repositories(SOURCES))
-    planned = plan(fleet.applications, SOURCES, raw=False, helm=helm, timeout=30)
+    planned = plan(fleet.applications, Repositories(SOURCES), raw=False, helm=helm, timeout=30)
     done = renders.render_all(planned.jobs, workers=1)
     placed = {(c.id.kind, c.id.cluster, c.id.namespace) for r in done for c in r.emitted}
     assert ("ConfigMap", "https://kubernetes.default.svc", "team") in placed  # no namespace: the destination's
