@@ -16,7 +16,8 @@ from cmp.check import findings, live, shared
 from cmp.check.applications import Skip
 from cmp.check.claims import AppClaims, ByObject, by_object
 from cmp.check.findings import Finding, canonical, is_crd
-from cmp.check.live import PruneRisk
+from cmp.check.live import ANNOTATION_TRACKING, PruneRisk, Tracking
+from cmp.check.plan import RENDERERS
 from cmp.check.renders import Rendered
 from cmp.model import ClusterResourceId
 
@@ -48,7 +49,10 @@ class Report:
 
 
 def analyse(
-    renders: Sequence[Rendered], skipped: Sequence[Skip], live_objects: Sequence[Mapping[str, Any]] | None = None
+    renders: Sequence[Rendered],
+    skipped: Sequence[Skip],
+    live_objects: Sequence[Mapping[str, Any]] | None = None,
+    tracking: Tracking = ANNOTATION_TRACKING,
 ) -> Report:
     """Claims of every app -> the report."""
     apps = claims_by_app(renders, skipped)
@@ -62,7 +66,7 @@ def analyse(
     ]
     risks: list[PruneRisk] | None = None
     if live_objects is not None:
-        risks, handovers = live.prune_risks(live_objects, apps, emitters)
+        risks, handovers = live.prune_risks(live_objects, apps, emitters, tracking)
         warnings += handovers
     rows = sorted(
         (
@@ -70,7 +74,7 @@ def analyse(
                 r.app.name,
                 r.app.cluster,
                 r.app.namespace,
-                "chartshare" if "chartshare" in r.renderers else "helm",
+                next(renderer for renderer in RENDERERS if renderer in r.renderers),
                 len(r.emitted),
             )
             for r in apps.values()
@@ -91,7 +95,8 @@ def claims_by_app(renders: Sequence[Rendered], skipped: Sequence[Skip]) -> dict[
     apps: dict[str, AppClaims] = {}
     for rendered in renders:
         result = apps.setdefault(rendered.job.app.name, AppClaims(rendered.job.app))
-        result.renderers.append("helm" if rendered.job.raw else rendered.job.renderer)
+        raw_chartshare = rendered.job.raw and rendered.job.renderer == "chartshare"
+        result.renderers.append("helm" if raw_chartshare else rendered.job.renderer)
         for claim in rendered.emitted:
             result.emitted.setdefault(claim.id, claim)
         for claim in rendered.stripped:

@@ -140,16 +140,25 @@ def _conflict_lines(report: Report, raw: bool) -> list[str]:
 def suggestion(conflict: Conflict, renderers: dict[str, str], raw: bool = False) -> list[str]:
     """The chartshare.yaml rule giving the object to one app, and what else the apps need for it to apply."""
     flow = match_flow(conflict.id, name=True)
+    unruled = [app for app in conflict.apps if renderers.get(app) in ("kustomize", "directory")]
+    owner = unruled[0] if len(unruled) == 1 else conflict.apps[0]  # the one app no rule can make strip it
     lines = [
         "suggested rule, in the chartshare.yaml of each app above:",
         f"  - match: {flow}",
-        f"    owner: {scalar(conflict.apps[0])}   # or whichever one app should keep it",
+        f"    owner: {scalar(owner)}   # or whichever one app should keep it",
     ]
     helm_apps = [app for app in conflict.apps if renderers.get(app) == "helm"]
     if helm_apps and not raw:
         lines.append(
             f"({', '.join(helm_apps)} {'renders' if len(helm_apps) == 1 else 'render'} with plain helm: "
             f"use the chartshare plugin, source.plugin.name: {PLUGIN_NAME}, for the rule to apply)"
+        )
+    if len(unruled) == 1:
+        lines.append(f"({owner} renders {renderers[owner]} manifests, which no rule reaches: it keeps the object)")
+    elif unruled:
+        lines.append(
+            f"({', '.join(unruled)} render kustomize or plain manifests, which no rule reaches: remove the object "
+            "from all but one of them)"
         )
     return lines
 
@@ -162,7 +171,7 @@ def _summary(report: Report, raw: bool) -> str:
         count(len(report.applications), "application"),
         count(len(report.conflicts), "conflict"),
         count(len(report.warnings), "warning"),
-        f"{len(report.skipped)} skipped",
+        f"{len({skip.app for skip in report.skipped})} skipped",
     ]
     if report.prune_risks is not None:
         parts.append(count(len(report.prune_risks), "prune risk"))

@@ -174,9 +174,38 @@ def check(
     jobs: Annotated[
         Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel renders (default: the CPUs).")
     ] = None,
+    clusters: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--clusters", help="Argo CD's cluster Secrets, `kubectl get secret -o yaml` (clusters generator)."
+        ),
+    ] = None,
+    repo: Annotated[
+        Optional[list[str]],
+        typer.Option("--repo", help="URL=DIR: the checkout of another repository (repeatable)."),
+    ] = None,
+    tracking_method: Annotated[
+        Optional[str],
+        typer.Option(
+            "--tracking-method",
+            click_type=click.Choice(["annotation", "label", "annotation+label"]),
+            help="How Argo CD tracks live objects (default annotation, or argocd-cm's).",
+        ),
+    ] = None,
+    instance_label_key: Annotated[
+        Optional[str],
+        typer.Option("--instance-label-key", help="The label of label tracking (default app.kubernetes.io/instance)."),
+    ] = None,
+    installation_id: Annotated[
+        Optional[str], typer.Option("--installation-id", help="This Argo CD's installationID (default none).")
+    ] = None,
+    argocd_cm: Annotated[
+        Optional[Path],
+        typer.Option("--argocd-cm", help="An argocd-cm dump: tracking method, instance label key, installation ID."),
+    ] = None,
 ) -> int:
     """Render every Application from Git and report objects two of them would both claim (exit 1)."""
-    from cmp.check.command import check_fleet
+    from cmp.check.command import Installation, check_fleet
     from cmp.inputs.config import DEFAULT_TIMEOUT, default_helm
 
     root = repo_root.resolve()
@@ -194,8 +223,18 @@ def check(
         workers=jobs,
         progress=_progress if sys.stderr.isatty() else None,
         environ=os.environ,
+        installation=Installation(
+            clusters=clusters,
+            repos=tuple(repo or ()),
+            tracking_method=tracking_method,
+            instance_label_key=instance_label_key,
+            installation_id=installation_id,
+            argocd_cm=argocd_cm,
+        ),
     )
     _refuse(outcome.errors)
+    for note in outcome.notes:
+        exits.say(f"note: {note}")
     sys.stdout.write(outcome.text)
     return 1 if outcome.conflicts else 0
 
