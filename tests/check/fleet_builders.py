@@ -39,3 +39,13 @@ def rendered(
         return replace(found, id=found.id._replace(cluster=application.cluster))
 
     return Rendered(job, tuple(map(placed, emitted)), tuple(map(placed, stripped)))
+
+
+def path_with_kubectl() -> str:
+    """PATH with the fetched kubectl first: check renders kustomize sources with `kubectl kustomize` when
+    no `kustomize` is on PATH, and the tests use the pinned binary, never one installed by hand."""
+    import os
+
+    import fetch_kubectl
+
+    return os.pathsep.join([str(fetch_kubectl.ensure().parent), os.environ.get("PATH", "")])

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fleet_builders import path_with_kubectl
 
 from conftest import ROOT, TESTS, run_cli
 
@@ -29,7 +30,8 @@ def _expected(path: Path) -> str:
 def test_check_case(case: Path, helm: str) -> None:
     spec = yaml.safe_load((case / "case.yaml").read_text(encoding="utf-8")) or {}
     cwd = (ROOT / spec["cwd"]).resolve() if "cwd" in spec else case
-    result = run_cli(["check", *[str(arg) for arg in spec.get("args", [])]], env={"CHARTSHARE_HELM": helm}, cwd=cwd)
+    env = {"CHARTSHARE_HELM": helm, "PATH": path_with_kubectl()}
+    result = run_cli(["check", *[str(arg) for arg in spec.get("args", [])]], env=env, cwd=cwd)
     stdout = result.stdout.replace(str(cwd), "{cwd}")
     stderr = result.stderr.replace(str(cwd), "{cwd}")
     quoted = spec.get("stderr_contains") or []
