@@ -39,25 +39,25 @@ metadata:
 data: {data}
 """
 LIST = "{list: {elements: [{name: a}]}}"
+
+
+def _cluster_row(name: str, data: str, error: str) -> dict[str, object]:
+    """A clusters generator fed one malformed cluster Secret."""
+    files = {"argocd/s.yaml": APPSET.format(generator="{clusters: {}}"), "clusters.yaml": SECRET.format(data=data)}
+    return {"name": name, "files": files, "args": ["--clusters", "{repo}/clusters.yaml"], "error": error}
+
+
 ROWS = [
-    {
-        "name": "cluster-secret-without-server",
-        "files": {
-            "argocd/s.yaml": APPSET.format(generator="{clusters: {}}"),
-            "clusters.yaml": SECRET.format(data="{name: YQ==}"),
-        },
-        "args": ["--clusters", "{repo}/clusters.yaml"],
-        "error": r"clusters\.yaml: Secret cluster-a: data\.server is missing; an Argo CD cluster Secret needs name",
-    },
-    {
-        "name": "cluster-secret-not-base64",
-        "files": {
-            "argocd/s.yaml": APPSET.format(generator="{clusters: {}}"),
-            "clusters.yaml": SECRET.format(data="{name: '%%', server: eA==}"),
-        },
-        "args": ["--clusters", "{repo}/clusters.yaml"],
-        "error": r"clusters\.yaml: Secret cluster-a: data\.name is not base64 of UTF-8 text",
-    },
+    _cluster_row(
+        "cluster-secret-without-server",
+        "{name: YQ==}",
+        r"clusters\.yaml: Secret cluster-a: data\.server is missing; an Argo CD cluster Secret needs name",
+    ),
+    _cluster_row(
+        "cluster-secret-not-base64",
+        "{name: '%%', server: eA==}",
+        r"clusters\.yaml: Secret cluster-a: data\.name is not base64 of UTF-8 text",
+    ),
     {
         "name": "git-path-escapes-the-repository",
         "files": {
