@@ -141,6 +141,10 @@ def suggestion(conflict: Conflict, renderers: dict[str, str], raw: bool = False)
     """The chartshare.yaml rule giving the object to one app, and what else the apps need for it to apply."""
     flow = match_flow(conflict.id, name=True)
     unruled = [app for app in conflict.apps if renderers.get(app) in ("kustomize", "directory")]
+    if len(unruled) == len(conflict.apps):
+        return [
+            f"({', '.join(unruled)} render kustomize or plain manifests, which no rule reaches: keep the object in one)"
+        ]
     owner = unruled[0] if len(unruled) == 1 else conflict.apps[0]  # the one app no rule can make strip it
     lines = [
         "suggested rule, in the chartshare.yaml of each app above:",
