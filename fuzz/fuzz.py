@@ -70,7 +70,8 @@ def _load_targets() -> dict[str, Callable[[bytes], None]]:
 
 def _targets() -> dict[str, Callable[[bytes], None]]:
     from cmp import manifests
-    from cmp.check import applications
+    from cmp.check import inventory
+    from cmp.check.repos import Repositories
     from cmp.errors import ChartShareError
     from cmp.inputs import config
     from cmp.inputs import parameters as params
@@ -126,7 +127,7 @@ def _targets() -> dict[str, Callable[[bytes], None]]:
     def fuzz_applications(data: bytes) -> None:
         """`check`'s reader of Application and ApplicationSet manifests: it collects errors, never raises."""
         scratch.write_bytes(data)
-        applications.load([scratch], "argocd")
+        inventory.load([scratch], "argocd", Repositories(scratch.parent), clusters=())
 
     return {
         "applications": fuzz_applications,
