@@ -53,6 +53,10 @@ class HelmError(ChartShareError):
     """helm is missing, failed, timed out or printed something unusable."""
 
 
+class RemoteError(ChartShareError):
+    """A remote chart cannot be fetched or trusted: the repository, its credentials, the archive, the deadline."""
+
+
 class ManifestError(ChartShareError):
     """helm's output holds a document Argo CD would reject."""
 

@@ -1,8 +1,9 @@
-"""The values that flow through the pipeline: resource identity, resources and decisions."""
+"""The values that flow through the pipeline: resource identity, decisions, and the remote chart an app names."""
 
 from __future__ import annotations
 
 import enum
+import re
 from typing import Any, NamedTuple, TypeAlias
 
 GroupKind: TypeAlias = tuple[str, str]  # (API group, kind): "" is the core group
@@ -86,3 +87,30 @@ class Decision(NamedTuple):
     @property
     def origin(self) -> str:
         return f"rules[{self.rule}]" if self.rule is not None else "no rule"
+
+
+# One exact chart version (SemVer 2, with the `v` helm tolerates): what a pin names, never a range.
+EXACT_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+CHART_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # one path segment: a file name, never `..` or `a/b`
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+REMOTE_SCHEMES = ("https://", "http://", "oci://")
+
+
+class RemoteChart(NamedTuple):
+    """A chart from a Helm repository or an OCI registry, pinned to one version (and, if given, one .tgz)."""
+
+    repository: str  # https:// or http:// Helm repository, or oci://host/path
+    name: str
+    version: str
+    digest: str = ""  # `sha256:<hex>` of the chart's .tgz, or "" when not pinned
+
+    @property
+    def oci(self) -> bool:
+        return self.repository.startswith("oci://")
+
+    @property
+    def label(self) -> str:
+        """How messages name the chart: the OCI reference, or the chart and version in its repository."""
+        if self.oci:
+            return f"{self.repository.rstrip('/')}/{self.name}:{self.version}"
+        return f"{self.name} {self.version} from {self.repository}"

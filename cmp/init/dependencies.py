@@ -1,23 +1,20 @@
-"""`chartshare init`: make the chart's dependencies present before `generate` renders it.
+"""`chartshare init`: make the app's chart and its dependencies present before `generate` renders it.
 
 Argo CD runs init before every generate, in a fresh copy of the repository, under the same 60 s deadline.
 So the common cases must cost nothing: no dependencies, or every dependency vendored in `charts/`, is a
 file check and no helm call. `file://` dependencies are packaged offline. Remote ones (HTTP(S) repositories
-and OCI registries) come from a download cache keyed by repository, chart and version, so a warm sidecar
+and OCI registries) come from the chart store keyed by repository, chart and version, so a warm sidecar
 builds without the network; on a miss, `helm dependency build` runs in a private helm home under /tmp made
 for this request, with credentials from CHARTSHARE_REPOSITORIES, and the home is deleted afterwards.
+A remote chart (chartshare.yaml's `chart:` mapping) is fetched into the store the same way, its own
+dependencies completed before the entry is published.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
 import re
 import shutil
-import tempfile
-import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,28 +22,22 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from cmp.errors import ConfigError, HelmError, PathError
+from cmp.errors import ChartShareError, ConfigError, HelmError, PathError
 from cmp.generate.chart import chart_of, ownership_of
 from cmp.helm.process import run_helm
-from cmp.init import credentials
-from cmp.init.credentials import Credential, Credentials
-from cmp.inputs.config import default_helm, merged
+from cmp.inputs.config import cache_root, default_helm, merged
 from cmp.inputs.paths import config_file, confine_tree, find_repo_root
+from cmp.model import EXACT_VERSION, RemoteChart
+from cmp.ownership.rules import Ownership
+from cmp.remote import credentials
+from cmp.remote.credentials import Credential, Credentials
+from cmp.remote.deadline import Deadline
+from cmp.remote.fetch import Fetcher, fetch
+from cmp.remote.helm_home import private_home, registry_login, repository_error
+from cmp.remote.store import Store, chart_store
 
 DEFAULT_TIMEOUT = 30.0  # init and generate share Argo CD's 60 s; generate's helm gets 45 of them
-CACHE_ENV = "CHARTSHARE_CACHE"
-_EXACT_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-# The variables that point helm at its homes; all of them are set, so none leaks in from the sidecar.
-_HELM_HOME_VARS = {
-    "HELM_CACHE_HOME": "cache",
-    "HELM_CONFIG_HOME": "config",
-    "HELM_DATA_HOME": "data",
-    "HELM_REPOSITORY_CACHE": "cache/repository",
-    "HELM_CONTENT_CACHE": "cache/content",
-    "HELM_REPOSITORY_CONFIG": "config/repositories.yaml",
-    "HELM_REGISTRY_CONFIG": "config/registry/config.json",
-}
+REMOTE_HINT = "check that the repository answers from the sidecar, or raise init's --timeout"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +65,15 @@ class Dependency:
         """The one version this dependency resolves to, when known without asking the repository."""
         if self.locked:
             return self.locked
-        return self.version if _EXACT_VERSION.match(self.version) else ""
+        return self.version if EXACT_VERSION.match(self.version) else ""
 
     @property
     def label(self) -> str:
         return f"{self.name} {self.exact or self.version or '(any version)'} from {self.repository or 'charts/'}"
+
+    def pinned(self, version: str) -> RemoteChart:
+        """The chart store's key for this dependency at `version`."""
+        return RemoteChart(self.repository, self.name, version)
 
 
 def read(chart: Path) -> list[Dependency]:
@@ -143,86 +138,17 @@ def glob_escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
 
 
-@dataclass(frozen=True, slots=True)
-class Cache:
-    """Downloaded chart archives, one file per (repository, chart, version); written atomically."""
-
-    root: Path
-
-    def path(self, dependency: Dependency, version: str) -> Path:
-        digest = hashlib.sha256(dependency.repository.rstrip("/").encode()).hexdigest()[:24]
-        return self.root / "charts" / digest / f"{dependency.name}-{version}.tgz"
-
-    def get(self, dependency: Dependency) -> Path | None:
-        version = dependency.exact
-        if not version or not _cacheable(dependency.name, version):
-            return None
-        path = self.path(dependency, version)
-        return path if path.is_file() else None
-
-    def put(self, archive: Path, dependency: Dependency, version: str) -> bool:
-        """Store `archive`; False (and nothing stored) when the cache cannot be written."""
-        if not _cacheable(dependency.name, version):
-            return False
-        target = self.path(dependency, version)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            (target.parent / "repository").write_text(dependency.repository.rstrip("/") + "\n", encoding="utf-8")
-            handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".partial-")
-        except OSError:
-            return False
-        try:
-            with os.fdopen(handle, "wb") as out, archive.open("rb") as source:
-                shutil.copyfileobj(source, out)
-            os.replace(temporary, target)  # concurrent requests see the whole archive or none
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            return False
-        return True
-
-
-def _cacheable(name: str, version: str) -> bool:
-    return bool(_SAFE_NAME.match(name) and _SAFE_NAME.match(version))
-
-
-def default_cache(env: Mapping[str, str]) -> Cache:
-    """$CHARTSHARE_CACHE, else $XDG_CACHE_HOME/chartshare, else $HOME/.cache/chartshare (/tmp/... in the image)."""
-    if root := env.get(CACHE_ENV):
-        return Cache(Path(root))
-    xdg = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME") or tempfile.gettempdir()) / ".cache")
-    return Cache(Path(xdg) / "chartshare")
-
-
-@dataclass(slots=True)
-class Deadline:
-    """One time budget shared by every helm call of a command."""
-
-    seconds: float
-    start: float = 0.0
-
-    def __post_init__(self) -> None:
-        self.start = time.monotonic()
-
-    def left(self, what: str) -> float:
-        remaining = self.seconds - (time.monotonic() - self.start)
-        if remaining <= 0.5:
-            raise HelmError(
-                f"{what}: out of time ({self.seconds:g} s for init; Argo CD kills the plugin at 60 s); "
-                "vendor the dependencies in charts/ or let the cache warm up"
-            )
-        return remaining
-
-
-def locate(app_dir: Path, env: Mapping[str, str], config: str | None, repo_root: Path | None) -> tuple[Path, Path]:
-    """The chart `generate` will render for this app, and the repository root; same rules as generate."""
+def locate(
+    app_dir: Path, env: Mapping[str, str], config: str | None, repo_root: Path | None
+) -> tuple[Ownership | None, Path, Path]:
+    """The app's chartshare.yaml (None without one), its folder and the repository root; as generate finds them."""
     app_dir = app_dir.resolve()
     if not app_dir.is_dir():
         raise PathError(f"APP_DIR {app_dir} is not a directory")
     root = repo_root.resolve() if repo_root else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", ""))
     chosen = merged({"config": config}, env).get("config")
     config_path = config_file(app_dir, root, chosen if isinstance(chosen, str) else "")
-    return chart_of(ownership_of(config_path, root), app_dir, root), root
+    return ownership_of(config_path, root), app_dir, root
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +160,7 @@ class Build:
     helm: str
     deadline: Deadline
     env: Mapping[str, str]
-    cache: Cache
+    store: Store
 
 
 def init(
@@ -246,18 +172,25 @@ def init(
     timeout: float | None,
     repo_root: Path | None,
 ) -> list[str]:
-    """`chartshare init`: locate the app's chart and make its dependencies present."""
-    chart, root = locate(app_dir, env, config, repo_root)
-    return ensure(
-        Build(
-            chart=chart,
-            root=root,
-            helm=helm or default_helm(env),
-            deadline=Deadline(timeout if timeout is not None else DEFAULT_TIMEOUT),
-            env=env,
-            cache=default_cache(env),
-        )
-    )
+    """`chartshare init`: locate the app's chart (fetching a remote one) and make its dependencies present."""
+    ownership, app_dir, root = locate(app_dir, env, config, repo_root)
+    seconds = timeout if timeout is not None else DEFAULT_TIMEOUT
+    helm = helm or default_helm(env)
+    cache = cache_root(env)
+    store = chart_store(cache)
+    if ownership is not None and isinstance(ownership.chart, RemoteChart):
+        fetcher = Fetcher(store, helm, Deadline(seconds, REMOTE_HINT), env)
+        where = ownership.display or ownership.path.name
+
+        def complete(folder: Path) -> list[str]:  # a remote chart's own dependencies: its folder is its root
+            return ensure(Build(folder, folder, helm, fetcher.deadline, env, store))
+
+        try:
+            return fetch(ownership.chart, fetcher, complete).lines
+        except ChartShareError as error:
+            raise type(error)(f"{where}: chart: {error}") from None
+    chart = chart_of(ownership, app_dir, root, cache)
+    return ensure(Build(chart, root, helm, Deadline(seconds), env, store))
 
 
 def ensure(build: Build) -> list[str]:
@@ -270,7 +203,7 @@ def ensure(build: Build) -> list[str]:
     for dependency in missing:
         _refuse_unbuildable(build, dependency)
     remote = [dependency for dependency in missing if dependency.scheme in ("http", "oci")]
-    cached = {dependency: build.cache.get(dependency) for dependency in remote}
+    cached = {d: build.store.archive(d.pinned(d.exact)) if d.exact else None for d in remote}
     try:
         if all(cached.values()):
             lines = [_package_local(build, dependency) for dependency in missing if dependency.scheme == "file"]
@@ -332,7 +265,7 @@ def _dependency_build(build: Build, dependencies: Sequence[Dependency], fetched:
     """`helm dependency build` in a private helm home holding only this request's credentials."""
     secrets = credentials.load(build.env)
     remote = [dependency for dependency in dependencies if dependency.scheme in ("http", "oci")]
-    with _private_home(build.env) as (home, env):
+    with private_home(build.env) as (home, env):
         _add_repositories(build, env, secrets, [d for d in remote if d.scheme == "http"])
         oci_flags = _log_in(build, home, env, secrets, [d for d in remote if d.scheme == "oci"])
         what = f"helm dependency build for {', '.join(d.label for d in fetched)}"
@@ -348,21 +281,10 @@ def _dependency_build(build: Build, dependencies: Sequence[Dependency], fetched:
         archive = build.chart / "charts" / f"{dependency.name}-{version.removeprefix('v')}.tgz"
         if not archive.is_file():
             archive = build.chart / "charts" / f"{dependency.name}-{version}.tgz"
-        stored = version and archive.is_file() and build.cache.put(archive, dependency, version)
+        stored = version and archive.is_file() and build.store.keep_archive(archive, dependency.pinned(version))
         fresh = "downloaded" if dependency in fetched else "downloaded again"
         lines.append(f"{dependency.name} {version} from {dependency.repository}: {fresh}{', cached' if stored else ''}")
     return lines
-
-
-@contextlib.contextmanager
-def _private_home(env: Mapping[str, str]) -> Iterator[tuple[Path, dict[str, str]]]:
-    home = Path(tempfile.mkdtemp(prefix="chartshare-helm-"))
-    try:
-        private = dict(env)
-        private.update({name: str(home / relative) for name, relative in _HELM_HOME_VARS.items()})
-        yield home, private
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def _add_repositories(
@@ -386,7 +308,7 @@ def _add_repositories(
         try:
             run_helm(argv, cwd=build.chart, timeout=build.deadline.left(what), what=what, env=env, stdin=stdin)
         except HelmError as error:
-            raise HelmError(_repository_error(str(error), entry, secrets)) from None
+            raise HelmError(repository_error(str(error), entry, secrets)) from None
 
 
 def _log_in(
@@ -412,27 +334,12 @@ def _log_in(
             "helm dependency build takes one setting for all of them"
         )
     plain_http = plain == {True}
-    major = _helm_major(build, env) if plain_http else 0
     for host, (entry, users) in hosts.items():
-        if entry is None or not entry.username:
-            continue
-        argv = [build.helm, "registry", "login", host, f"--username={entry.username}", "--password-stdin"]
-        if entry.ca_file:
-            argv.append(f"--ca-file={entry.ca_file}")
-        if entry.plain_http:
-            argv.append("--plain-http" if major >= 4 else "--insecure")
-        what = f"registry {host} (dependency {', '.join(sorted({d.name for d in users}))})"
-        try:
-            run_helm(
-                argv,
-                cwd=build.chart,
-                timeout=build.deadline.left(what),
-                what=what,
-                env=env,
-                stdin=entry.password.encode(),
+        if entry is not None and entry.username:
+            what = f"registry {host} (dependency {', '.join(sorted({d.name for d in users}))})"
+            registry_login(
+                build.helm, host, entry, secrets, env=env, deadline=build.deadline, cwd=build.chart, what=what
             )
-        except HelmError as error:
-            raise HelmError(_repository_error(str(error), entry, secrets)) from None
     flags = ["--plain-http"] if plain_http else []
     ca_files = sorted({entry.ca_file for entry in entries if entry.ca_file})
     if ca_files:
@@ -440,25 +347,3 @@ def _log_in(
         bundle.write_bytes(b"\n".join(Path(name).read_bytes() for name in ca_files))
         flags.append(f"--ca-file={bundle}")
     return flags
-
-
-def _helm_major(build: Build, env: Mapping[str, str]) -> int:
-    what = "helm version"
-    out = run_helm(
-        [build.helm, "version", "--template={{.Version}}"],
-        cwd=build.chart,
-        timeout=build.deadline.left(what),
-        what=what,
-        env=env,
-    )
-    found = re.match(r"v?([0-9]+)\.", out.strip())
-    return int(found.group(1)) if found else 3
-
-
-def _repository_error(message: str, entry: Credential | None, secrets: Credentials) -> str:
-    hint = (
-        f"; check {entry.label} in {secrets.source}"
-        if entry is not None
-        else f"; if it needs credentials, add its URL to the file {credentials.ENV} names"
-    )
-    return credentials.scrub(message, secrets.secrets) + hint

@@ -52,6 +52,7 @@ class Config(NamedTuple):
     repo_root: Path
     config_path: Path | None
     template: Template
+    cache_root: Path  # $CHARTSHARE_CACHE: remote charts, dependency archives, renders
     helm: str = DEFAULT_HELM
     timeout: float = DEFAULT_TIMEOUT
     output: str = "yaml"
@@ -75,6 +76,19 @@ def release_from_app(app_name: str) -> str:
 def default_helm(env: Mapping[str, str]) -> str:
     """The helm binary when no flag names one: $CHARTSHARE_HELM, else `helm` on PATH."""
     return env.get("CHARTSHARE_HELM", "") or DEFAULT_HELM
+
+
+def cache_root(env: Mapping[str, str]) -> Path:
+    """$CHARTSHARE_CACHE, else $XDG_CACHE_HOME/chartshare, else $HOME/.cache/chartshare (/tmp/... in the image)."""
+    if root := env.get("CHARTSHARE_CACHE"):
+        return Path(root)
+    if xdg := env.get("XDG_CACHE_HOME"):
+        return Path(xdg) / "chartshare"
+    if home := env.get("HOME"):
+        return Path(home) / ".cache" / "chartshare"
+    import tempfile  # only without HOME: the import costs the plain generate path time
+
+    return Path(tempfile.gettempdir()) / ".cache" / "chartshare"
 
 
 def merged(flags: Mapping[str, Value | None], env: Mapping[str, str]) -> dict[str, Value]:
@@ -168,6 +182,7 @@ def build(app_dir: Path, flags: Mapping[str, Value], env: Mapping[str, str]) -> 
         repo_root=root,
         config_path=config_file(app_dir, root, text("config")),
         template=template,
+        cache_root=cache_root(env),
         helm=flag("helm") or default_helm(env),
         timeout=timeout,
         output=flag("output") or "yaml",

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -21,7 +22,7 @@ from cmp import goyaml
 from cmp.errors import ConfigError
 from cmp.inputs.paths import MAX_CONFIG_BYTES, is_glob
 from cmp.manifests import Resource
-from cmp.model import Action
+from cmp.model import CHART_NAME, DIGEST, EXACT_VERSION, REMOTE_SCHEMES, Action, RemoteChart
 from cmp.ownership.scope import parse_kind_entry
 
 API_VERSION = "chartshare/v1"
@@ -114,7 +115,7 @@ class Ownership(NamedTuple):
     """A validated chartshare.yaml."""
 
     path: Path
-    chart: str
+    chart: str | RemoteChart  # a folder (relative to this file), or a chart in a Helm repository or OCI registry
     owners: tuple[str, ...]
     unowned: Action
     allow_empty: bool
@@ -294,6 +295,7 @@ TOP_KEYS = (
     "clusterScopedKinds",
     "namespacedKinds",
 )
+CHART_KEYS = ("repository", "name", "version", "digest")
 RULE_KEYS = ("match", "owner", "others", "protect", "renameTo", "patch")
 MATCH_KEYS = ("group", "version", "kind", "name", "namespace", "labels", "template")
 REFERENCE_KEYS = ("group", "kind", "from", "path")
@@ -312,7 +314,7 @@ def _ownership(reader: _Reader, node: yaml.Node, path: Path) -> Ownership:
     rules = reader.items(top["rules"], "rules", lambda n, w: _rule(reader, n, w)) if "rules" in top else ()
     return Ownership(
         path=path,
-        chart=reader.string(top["chart"], "chart") if "chart" in top else ".",
+        chart=_chart(reader, top["chart"]) if "chart" in top else ".",
         owners=reader.globs(top["owner"], "owner") if "owner" in top else (),
         unowned=Action(reader.choice(top["unowned"], "unowned", UNOWNED_CHOICES)) if "unowned" in top else Action.FAIL,
         allow_empty=reader.scalar(top["allowEmpty"], "allowEmpty", bool, "true or false")
@@ -327,6 +329,60 @@ def _ownership(reader: _Reader, node: yaml.Node, path: Path) -> Ownership:
         display=reader.display,
         cache=reader.choice(top["cache"], "cache", CACHE_CHOICES) if "cache" in top else "auto",
     )
+
+
+def _chart(reader: _Reader, node: yaml.Node) -> str | RemoteChart:
+    """A folder (a string), or a remote chart: {repository, name, version, digest}."""
+    if not isinstance(node, yaml.MappingNode):
+        return reader.scalar(node, "chart", str, "a folder, or a mapping {repository, name, version}")
+    entries = reader.mapping(node, "chart", CHART_KEYS)
+    for key in CHART_KEYS[:3]:
+        if key not in entries:
+            raise reader.error(
+                node, "chart", f"missing `{key}`; a remote chart is {{repository, name, version, digest}}"
+            )
+    repository = reader.string(entries["repository"], "chart.repository")
+    parts = urlsplit(repository)
+    if not repository.startswith(REMOTE_SCHEMES) or not parts.hostname:
+        raise reader.error(
+            entries["repository"], "chart.repository", f"{repository!r} is not an https://, http:// or oci:// URL"
+        )
+    if parts.username is not None or parts.password is not None:
+        raise reader.error(
+            entries["repository"],
+            "chart.repository",
+            "credentials do not belong in the URL (this file is in Git); put them in CHARTSHARE_REPOSITORIES",
+        )
+    name = reader.string(entries["name"], "chart.name")
+    if not CHART_NAME.match(name):
+        raise reader.error(
+            entries["name"], "chart.name", f"{name!r} is not a chart name (letters, digits, '.', '_', '-')"
+        )
+    return RemoteChart(repository, name, _version(reader, entries["version"]), _digest(reader, entries.get("digest")))
+
+
+def _version(reader: _Reader, node: yaml.Node) -> str:
+    """One exact version, as written (`1.10` must not become the number 1.1): Argo CD pins one too."""
+    text = str(node.value) if isinstance(node, yaml.ScalarNode) else ""
+    if EXACT_VERSION.match(text):
+        return text
+    if not isinstance(node, yaml.ScalarNode) or not text:
+        raise reader.error(node, "chart.version", f"must be one exact version like 1.2.3, got {_describe(node)}")
+    what = "a range" if re.search(r"[\^~<>=*| ,]|^[xX]|\.[xX*]", text) else "not an exact version"
+    raise reader.error(
+        node, "chart.version", f"{text!r} is {what}; pin one exact version (MAJOR.MINOR.PATCH, e.g. 1.16.2)"
+    )
+
+
+def _digest(reader: _Reader, node: yaml.Node | None) -> str:
+    if node is None:
+        return ""
+    digest = reader.string(node, "chart.digest")
+    if not DIGEST.match(digest.lower()):
+        raise reader.error(
+            node, "chart.digest", f"{digest!r} is not sha256:<64 hex digits> (the sha256 of the chart's .tgz)"
+        )
+    return digest.lower()
 
 
 def _kind_list(reader: _Reader, top: dict[str, yaml.Node], key: str) -> tuple[str, ...]:

@@ -175,15 +175,17 @@ def _decisions(config: Config, chart: Path, env: Mapping[str, str]) -> str:
     from cmp.generate.render import render
     from cmp.init import dependencies
     from cmp.ownership.report import summary
+    from cmp.remote.deadline import Deadline
+    from cmp.remote.store import chart_store
 
     try:
         build_spec = dependencies.Build(
             chart=chart,
             root=config.repo_root,
             helm=config.helm,
-            deadline=dependencies.Deadline(DEPENDENCY_TIMEOUT),
+            deadline=Deadline(DEPENDENCY_TIMEOUT),
             env=env,
-            cache=dependencies.default_cache(env),
+            store=chart_store(config.cache_root),
         )
         dependencies.ensure(build_spec)
         outcome = render(config)

@@ -13,7 +13,9 @@ from emulator import Application, CmpServer
 from servers import PASSWORD, USER, chart_repository, free_port, library_chart, oci_registry, package, push, self_signed
 from sidecar_support import sidecar_bin, sidecar_env
 
-from cmp.init.dependencies import Cache, Dependency, present, read
+from cmp.init.dependencies import Dependency, present, read
+from cmp.model import RemoteChart
+from cmp.remote.store import Store
 from conftest import ROOT, Result, run_cli
 
 
@@ -233,23 +235,24 @@ def test_present_follows_helm_dependency_list(tmp_path: Path) -> None:
 
 
 def test_the_cache_is_keyed_by_repository_chart_and_version(tmp_path: Path) -> None:
-    cache = Cache(tmp_path / "cache")
+    store = Store(tmp_path / "cache")
     archive = tmp_path / "greeting-1.0.0.tgz"
     archive.write_bytes(b"archive")
-    one = Dependency("greeting", "1.0.0", "https://a.example.com/charts/")
-    assert cache.get(one) is None
-    assert cache.put(archive, one, "1.0.0")
-    assert cache.get(Dependency("greeting", "1.0.0", "https://a.example.com/charts")) is not None
-    assert cache.get(Dependency("greeting", "1.0.0", "https://b.example.com/charts")) is None
-    assert cache.get(Dependency("greeting", "1.0.1", "https://a.example.com/charts")) is None
-    assert cache.get(Dependency("greeting", "^1.0.0", "https://a.example.com/charts")) is None
+    one = RemoteChart("https://a.example.com/charts/", "greeting", "1.0.0")
+    assert store.archive(one) is None
+    assert store.keep_archive(archive, one)
+    assert store.archive(RemoteChart("https://a.example.com/charts", "greeting", "1.0.0")) is not None
+    assert store.archive(RemoteChart("https://b.example.com/charts", "greeting", "1.0.0")) is None
+    assert store.archive(RemoteChart("https://a.example.com/charts", "greeting", "1.0.1")) is None
+    assert store.archive(RemoteChart("https://a.example.com/charts", "greeting", "^1.0.0")) is None
 
 
 @pytest.mark.parametrize("name", ["../evil", "a/b"])
 def test_the_cache_refuses_names_that_are_not_file_names(tmp_path: Path, name: str) -> None:
     archive = tmp_path / "x.tgz"
     archive.write_bytes(b"x")
-    assert not Cache(tmp_path / "cache").put(archive, Dependency(name, "1.0.0", "https://x"), "1.0.0")
+    assert not Store(tmp_path / "cache").keep_archive(archive, RemoteChart("https://x", name, "1.0.0"))
+    assert not list((tmp_path / "cache").rglob("*.tgz"))
 
 
 def test_the_sidecar_builds_a_private_dependency_through_plugin_yaml(helm: str, tmp_path: Path) -> None:

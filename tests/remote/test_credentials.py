@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cmp.errors import ConfigError
-from cmp.init.credentials import load, parse, scrub
+from cmp.remote.credentials import load, parse, scrub
 
 FILE = """
 - url: https://charts.example.com

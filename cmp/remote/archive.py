@@ -1,0 +1,124 @@
+"""A chart archive (.tgz) unpacked with every member checked first, or refused with the reason.
+
+The archive comes from a server chartshare does not control, and its folder is rendered for every app of
+the sidecar, so it may hold only what `helm package` writes: one top folder of plain files and folders.
+Refused, each with one line naming the member: an absolute path, a `..` step, a symbolic or hard link, a
+device file or FIFO (any member type but file and folder), a name written twice, a file at the top level
+or in a second top folder, no `Chart.yaml` in the folder, a file over helm's own 5 MiB, more than helm's
+100 MiB unpacked, more than MAX_MEMBERS members, and anything that is not a gzip-compressed tar. Members
+are written by this module (never `extractall`), each new file created exclusively, after tarfile's own
+`data` filter agreed as well.
+"""
+
+from __future__ import annotations
+
+import gzip
+import posixpath
+import tarfile
+import zlib
+from pathlib import Path
+
+from cmp.errors import RemoteError
+
+MAX_ARCHIVE_BYTES = 20 << 20  # the .tgz as downloaded; published charts are a few MiB at most
+MAX_UNPACKED_BYTES = 100 << 20  # helm's MaxDecompressedChartSize
+MAX_FILE_BYTES = 5 << 20  # helm's MaxDecompressedFileSize
+MAX_MEMBERS = 10_000  # files and folders; the largest public charts hold a few hundred
+_CHUNK = 1 << 16
+_SPECIAL = {
+    tarfile.SYMTYPE: "a symbolic link",
+    tarfile.LNKTYPE: "a hard link",
+    tarfile.CHRTYPE: "a character device",
+    tarfile.BLKTYPE: "a block device",
+    tarfile.FIFOTYPE: "a FIFO",
+}
+
+
+def unpack(archive: Path, target: Path, what: str) -> Path:
+    """Unpack `archive` into the new folder `target` without its top folder (as helm loads an archive);
+    returns `target`. `what` names the archive in messages."""
+    with archive.open("rb") as raw:
+        if raw.read(2) != b"\x1f\x8b":
+            raw.seek(0)
+            start = raw.read(24).decode("utf-8", "replace").split("\n")[0]
+            raise RemoteError(f"{what} is not a chart archive (a .tgz): it starts with {start!r}")
+    target.mkdir()
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            _unpack_members(tar, target, what)
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise RemoteError(f"{what} is not a valid gzip-compressed tar ({error or type(error).__name__})") from None
+    if not (target / "Chart.yaml").is_file():
+        raise RemoteError(f"{what} holds no Chart.yaml in its chart folder; it is not a Helm chart")
+    return target
+
+
+def _unpack_members(tar: tarfile.TarFile, target: Path, what: str) -> None:
+    top = ""
+    unpacked = 0
+    for members, member in enumerate(tar, 1):
+        if members > MAX_MEMBERS:
+            raise RemoteError(f"{what} is refused: it holds more than {MAX_MEMBERS} files and folders")
+        head, inside = _place(member, what)
+        if top and head != top:
+            raise RemoteError(f"{what} is refused: member {member.name!r} is outside its one folder {top!r}")
+        top = head
+        if member.isfile():
+            if member.size > MAX_FILE_BYTES:
+                raise RemoteError(
+                    f"{what} is refused: member {member.name!r} is {member.size / (1 << 20):.1f} MiB, over the "
+                    f"{MAX_FILE_BYTES >> 20} MiB helm loads"
+                )
+            unpacked += member.size
+            if unpacked > MAX_UNPACKED_BYTES:
+                raise RemoteError(f"{what} is refused: it unpacks to more than {MAX_UNPACKED_BYTES >> 20} MiB")
+        try:
+            tarfile.data_filter(member, str(target))  # the standard library's verdict too; ours came first
+        except tarfile.FilterError as error:
+            raise RemoteError(f"{what} is refused: {error}") from None
+        if inside:
+            _write(tar, member, target / inside, what)
+
+
+def _place(member: tarfile.TarInfo, what: str) -> tuple[str, str]:
+    """(top folder, path inside it) of a member, refusing what must never reach the disk."""
+    name = member.name
+    kind = _SPECIAL.get(member.type)
+    if kind is not None:
+        to = f" (to {member.linkname!r})" if member.issym() or member.islnk() else ""
+        raise RemoteError(f"{what} is refused: member {name!r} is {kind}{to}; a chart holds only files and folders")
+    if not (member.isfile() or member.isdir()):
+        raise RemoteError(f"{what} is refused: member {name!r} has type {member.type!r}, neither file nor folder")
+    if name.startswith("/"):
+        raise RemoteError(f"{what} is refused: member {name!r} is an absolute path")
+    if "\\" in name:
+        raise RemoteError(f"{what} is refused: member {name!r} holds a backslash")
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise RemoteError(f"{what} is refused: member {name!r} steps out of its folder with '..'")
+    if not parts:
+        raise RemoteError(f"{what} is refused: member {name!r} names no file")
+    if len(parts) == 1 and member.isfile():
+        raise RemoteError(f"{what} is refused: member {name!r} lies outside the chart's folder")
+    return parts[0], posixpath.join(*parts[1:]) if len(parts) > 1 else ""
+
+
+def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, path: Path, what: str) -> None:
+    try:
+        if member.isdir():
+            path.mkdir(parents=True, exist_ok=True)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        out = path.open("xb")
+    except (FileExistsError, NotADirectoryError, IsADirectoryError):
+        raise RemoteError(
+            f"{what} is refused: member {member.name!r} is written twice, or as file and folder"
+        ) from None
+    source = tar.extractfile(member)
+    if source is None:
+        out.close()
+        raise RemoteError(f"{what}: member {member.name!r} cannot be read")
+    with out, source:
+        while chunk := source.read(_CHUNK):
+            out.write(chunk)
+    path.chmod(0o644)

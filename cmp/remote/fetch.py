@@ -1,0 +1,70 @@
+"""A remote chart made present in the chart store: found there, or downloaded, verified, unpacked, completed.
+
+A hit costs one stat and reads no credentials. A miss downloads the .tgz (a Helm repository over HTTP(S),
+or `helm pull` from an OCI registry), checks the pinned digest, unpacks it with every member checked,
+lets the caller complete the folder (the chart's own dependencies), and publishes the entry read-only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from cmp.errors import ChartShareError, RemoteError
+from cmp.model import RemoteChart
+from cmp.remote import credentials, oci, repository
+from cmp.remote.archive import unpack
+from cmp.remote.deadline import Deadline
+from cmp.remote.store import CHART_FOLDER, Store
+
+
+class Fetcher(NamedTuple):
+    """Where to keep charts and what a download may use: helm (for OCI), the budget, the environment."""
+
+    store: Store
+    helm: str
+    deadline: Deadline
+    env: Mapping[str, str]
+
+
+class Fetched(NamedTuple):
+    folder: Path  # the chart folder helm renders
+    lines: list[str]  # what happened, for stderr
+
+
+def fetch(chart: RemoteChart, how: Fetcher, complete: Callable[[Path], list[str]] | None = None) -> Fetched:
+    """The chart's folder in the store, downloading it on a miss; `complete(folder)` runs on a fresh
+    folder before it is published (and returns lines to report)."""
+    found = how.store.lookup(chart)
+    if found is not None:
+        return Fetched(found, [f"{chart.label}: from the cache"])
+    lines: list[str] = []
+
+    def fill(scratch: Path) -> None:
+        archive = scratch / f"{chart.name}-{chart.version}.tgz"
+        secrets = credentials.load(how.env)
+        if chart.oci:
+            oci.download(chart, archive, secrets, how.deadline, helm=how.helm, env=how.env)
+        else:
+            repository.download(chart, archive, secrets, how.deadline)
+        digest = digest_of(archive)
+        if chart.digest and digest != chart.digest:
+            raise RemoteError(
+                f"the downloaded .tgz has digest {digest}, but chart.digest pins {chart.digest}; "
+                "if the new archive is the one to trust, pin its digest"
+            )
+        folder = unpack(archive, scratch / CHART_FOLDER, "the downloaded .tgz")
+        lines.append(f"{chart.label}: downloaded, {digest}{'' if chart.digest else ' (pin it as chart.digest)'}")
+        lines.extend(complete(folder) if complete is not None else [])
+
+    try:
+        return Fetched(how.store.publish(chart, fill), lines)
+    except ChartShareError as error:
+        raise type(error)(f"{chart.label}: {error}") from None
+
+
+def digest_of(archive: Path) -> str:
+    """`sha256:<hex>` of a file, as chart.digest writes it."""
+    return "sha256:" + hashlib.sha256(archive.read_bytes()).hexdigest()
