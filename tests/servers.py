@@ -13,11 +13,12 @@ import ssl
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 USER = "robot"
 PASSWORD = "s3cret-Pa55word"
@@ -30,13 +31,13 @@ def free_port() -> int:
 
 
 def self_signed(target: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 (it is also its own CA) and its key."""
+    """A certificate for 127.0.0.1 and localhost (it is also its own CA) and its key."""
     cert, key = target / "cert.pem", target / "key.pem"
     openssl = require("openssl", "openssl")
     subprocess.run(
         [
             *(openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1"),
-            *("-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)),
+            *("-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out", str(cert)),
         ],
         check=True,
         capture_output=True,
@@ -68,10 +69,19 @@ def library_chart(target: Path, name: str = "greeting", version: str = "0.1.0") 
     return chart
 
 
+Route = Callable[[http.server.BaseHTTPRequestHandler], None]
+
+
 class _Handler(http.server.SimpleHTTPRequestHandler):
     auth: str | None = None
+    routes: dict[str, Route]  # request path -> what answers it instead of the files
+    seen: list[tuple[str, str | None]]  # (path, Authorization header) of every request
 
     def do_GET(self) -> None:
+        self.seen.append((self.path, self.headers.get("Authorization")))
+        if self.path in self.routes:
+            self.routes[self.path](self)
+            return
         if self.auth is not None and self.headers.get("Authorization") != self.auth:
             self.send_response(401)
             self.send_header("WWW-Authenticate", 'Basic realm="charts"')
@@ -85,15 +95,62 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 @dataclass
 class ChartRepository:
-    """`helm repo index` + a static file server, optionally with basic auth and TLS."""
+    """`helm repo index` + a static file server, optionally with basic auth and TLS; `routes` answer
+    chosen paths otherwise (redirects, stalls), `seen` records every request."""
 
     url: str
     root: Path
     server: http.server.ThreadingHTTPServer
+    routes: dict[str, Route]
+    seen: list[tuple[str, str | None]]
+    stopping: threading.Event
 
     def stop(self) -> None:
+        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
+
+    def add(self, name: str, version: str, archive: bytes, url: str | None = None) -> str:
+        """Serve `archive` as chart `name` `version` (listed in index.yaml, which helm did not write for it);
+        returns its URL path."""
+        file = f"{name}-{version}.tgz"
+        (self.root / "charts" / file).write_bytes(archive)
+        index_path = self.root / "charts" / "index.yaml"
+        index = yaml.safe_load(index_path.read_text())
+        index.setdefault("entries", {}).setdefault(name, []).append(
+            {"apiVersion": "v2", "name": name, "version": version, "urls": [url or file]}
+        )
+        index_path.write_text(yaml.safe_dump(index))
+        return f"/charts/{file}"
+
+
+def redirect(to: str) -> Route:
+    """A route answering 302 to `to`."""
+
+    def answer(handler: http.server.BaseHTTPRequestHandler) -> None:
+        handler.send_response(302)
+        handler.send_header("Location", to)
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    return answer
+
+
+def stall(stopping: threading.Event, head: bool = False) -> Route:
+    """A route that never finishes: silent, or (`head`) headers and then a byte now and then."""
+
+    def answer(handler: http.server.BaseHTTPRequestHandler) -> None:
+        if head:
+            handler.send_response(200)
+            handler.send_header("Content-Length", "1000000")
+            handler.end_headers()
+        while not stopping.wait(0.5):
+            if head:
+                with contextlib.suppress(OSError):
+                    handler.wfile.write(b"x")
+                    handler.wfile.flush()
+
+    return answer
 
 
 @contextlib.contextmanager
@@ -107,7 +164,9 @@ def chart_repository(
     for chart in charts:
         package(helm, chart, root / "charts")
     subprocess.run([helm, "repo", "index", str(root / "charts"), "--url", url], check=True, capture_output=True)
-    handler = type("Handler", (_Handler,), {})
+    routes: dict[str, Route] = {}
+    seen: list[tuple[str, str | None]] = []
+    handler = type("Handler", (_Handler,), {"routes": routes, "seen": seen})
     handler.auth = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode() if auth else None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(root)))
     if tls:
@@ -116,7 +175,7 @@ def chart_repository(
         server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    repository = ChartRepository(url, root, server)
+    repository = ChartRepository(url, root, server, routes, seen, threading.Event())
     try:
         yield repository
     finally:

@@ -3,11 +3,11 @@
 The archive comes from a server chartshare does not control, and its folder is rendered for every app of
 the sidecar, so it may hold only what `helm package` writes: one top folder of plain files and folders.
 Refused, each with one line naming the member: an absolute path, a `..` step, a symbolic or hard link, a
-device file or FIFO (any member type but file and folder), a name written twice, a file at the top level
-or in a second top folder, no `Chart.yaml` in the folder, a file over helm's own 5 MiB, more than helm's
+device file or FIFO (any member type but file and folder), a name that is a file and a folder, a file at
+the top level or in a second top folder, no `Chart.yaml` in the folder, a file over helm's own 5 MiB, more than helm's
 100 MiB unpacked, more than MAX_MEMBERS members, and anything that is not a gzip-compressed tar. Members
-are written by this module (never `extractall`), each new file created exclusively, after tarfile's own
-`data` filter agreed as well.
+are written by this module (never `extractall`), after tarfile's own `data` filter agreed as well; a file
+written twice keeps its later copy, as helm reads it (`helm package` itself writes some files twice).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def unpack(archive: Path, target: Path, what: str) -> Path:
     with archive.open("rb") as raw:
         if raw.read(2) != b"\x1f\x8b":
             raw.seek(0)
-            start = raw.read(24).decode("utf-8", "replace").split("\n")[0]
+            start = raw.read(40).decode("utf-8", "replace").split("\n")[0]
             raise RemoteError(f"{what} is not a chart archive (a .tgz): it starts with {start!r}")
     target.mkdir()
     try:
@@ -109,11 +109,9 @@ def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, path: Path, what: str)
             path.mkdir(parents=True, exist_ok=True)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        out = path.open("xb")
+        out = path.open("wb")  # only files and folders of this unpacking are there: never a link to follow
     except (FileExistsError, NotADirectoryError, IsADirectoryError):
-        raise RemoteError(
-            f"{what} is refused: member {member.name!r} is written twice, or as file and folder"
-        ) from None
+        raise RemoteError(f"{what} is refused: member {member.name!r} is both a file and a folder") from None
     source = tar.extractfile(member)
     if source is None:
         out.close()

@@ -20,7 +20,6 @@ import ssl
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -146,7 +145,8 @@ class _Watch:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.fired = False
-        self.connections: list[http.client.HTTPConnection] = []
+        self.connections: list[http.client.HTTPConnection] = []  # their socket while connecting
+        self.sockets: list[socket.socket] = []  # connected (urllib forgets them in the connection)
         self.timer = threading.Timer(seconds, self._fire)
         self.timer.daemon = True
 
@@ -160,21 +160,25 @@ class _Watch:
 
     def _fire(self) -> None:
         self.fired = True
-        for connection in list(self.connections):
-            sock = connection.sock
+        for sock in [*(connection.sock for connection in self.connections), *self.sockets]:
             if sock is not None:
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
 
-    def connection(self, base: type[http.client.HTTPConnection]) -> Callable[..., http.client.HTTPConnection]:
-        """A connection factory for urllib that the watch can shut (the TLS handshake included)."""
+    def connection(self, base: type[http.client.HTTPConnection]) -> type[http.client.HTTPConnection]:
+        """A connection class for urllib whose sockets the watch can shut, the TLS handshake included."""
+        watch = self
 
-        def make(*args: Any, **kwargs: Any) -> http.client.HTTPConnection:
-            made = base(*args, **kwargs)
-            self.connections.append(made)
-            return made
+        class Watched(base):  # type: ignore[valid-type,misc]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                watch.connections.append(self)
 
-        return make
+            def connect(self) -> None:
+                super().connect()
+                watch.sockets.append(self.sock)
+
+        return Watched
 
 
 class _Http(urllib.request.HTTPHandler):
