@@ -17,11 +17,11 @@ TEMPLATE = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Nam
 Member = tuple[tarfile.TarInfo, bytes]
 
 
-def member(name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, link: str = "", size: int | None = None) -> Member:
+def member(name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, link: str = "") -> Member:
     info = tarfile.TarInfo(name)
     info.type = kind
     info.linkname = link
-    info.size = len(data) if size is None else size
+    info.size = len(data)
     info.mode = 0o755 if kind == tarfile.DIRTYPE else 0o644
     return info, data
 
@@ -36,10 +36,12 @@ def good_members(top: str = "evil") -> list[Member]:
 
 def tgz(members: Iterable[Member], level: int = 6) -> bytes:
     out = io.BytesIO()
-    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=level, mtime=0) as zipped:
-        with tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar:
-            for info, data in members:
-                tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+    with (
+        gzip.GzipFile(fileobj=out, mode="wb", compresslevel=level, mtime=0) as zipped,
+        tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        for info, data in members:
+            tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
     return out.getvalue()
 
 
@@ -47,19 +49,23 @@ def _zeros(name: str, size: int) -> Member:
     return member(name, bytes(size))
 
 
+def _with(extra: Member) -> bytes:
+    return tgz([*good_members(), extra])
+
+
 HOSTILE: dict[str, Callable[[], bytes]] = {
-    "absolute": lambda: tgz([*good_members(), member("/etc/evil.yaml", b"x: 1\n")]),
-    "dotdot": lambda: tgz([*good_members(), member("evil/../../outside.yaml", b"x: 1\n")]),
-    "symlink": lambda: tgz([*good_members(), member("evil/templates/secret.yaml", kind=tarfile.SYMTYPE, link="/etc/passwd")]),
-    "hardlink": lambda: tgz([*good_members(), member("evil/values.yaml", kind=tarfile.LNKTYPE, link="evil/Chart.yaml")]),
-    "device": lambda: tgz([*good_members(), member("evil/tty", kind=tarfile.CHRTYPE)]),
-    "fifo": lambda: tgz([*good_members(), member("evil/pipe", kind=tarfile.FIFOTYPE)]),
+    "absolute": lambda: _with(member("/etc/evil.yaml", b"x: 1\n")),
+    "dotdot": lambda: _with(member("evil/../../outside.yaml", b"x: 1\n")),
+    "symlink": lambda: _with(member("evil/templates/secret.yaml", kind=tarfile.SYMTYPE, link="/etc/passwd")),
+    "hardlink": lambda: _with(member("evil/values.yaml", kind=tarfile.LNKTYPE, link="evil/Chart.yaml")),
+    "device": lambda: _with(member("evil/tty", kind=tarfile.CHRTYPE)),
+    "fifo": lambda: _with(member("evil/pipe", kind=tarfile.FIFOTYPE)),
     "big-file": lambda: tgz([*good_members(), _zeros("evil/files/big.bin", (5 << 20) + 1)], level=1),
     "too-large": lambda: tgz([*good_members(), *(_zeros(f"evil/files/{i}.bin", 5 << 20) for i in range(21))], level=1),
     "too-many": lambda: tgz([*good_members(), *(member(f"evil/files/{i}.txt") for i in range(10_000))], level=1),
-    "two-folders": lambda: tgz([*good_members(), member("other/x.yaml", b"x: 1\n")]),
+    "two-folders": lambda: _with(member("other/x.yaml", b"x: 1\n")),
     "top-level-file": lambda: tgz([member("Chart.yaml", CHART_YAML), *good_members()]),
-    "file-and-folder": lambda: tgz([*good_members(), member("evil/Chart.yaml/x.yaml", b"x: 1\n")]),
+    "file-and-folder": lambda: _with(member("evil/Chart.yaml/x.yaml", b"x: 1\n")),
     "no-chart-yaml": lambda: tgz([member("evil/", kind=tarfile.DIRTYPE), member("evil/values.yaml", b"x: 1\n")]),
     "not-gzip": lambda: b"<html><body>Not Found</body></html>\n",
     "truncated": lambda: tgz(good_members())[:60],

@@ -7,7 +7,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers import PASSWORD, USER, ChartRepository, chart_repository, free_port, library_chart, redirect, self_signed, stall
+from servers import (
+    PASSWORD,
+    USER,
+    ChartRepository,
+    chart_repository,
+    free_port,
+    library_chart,
+    redirect,
+    self_signed,
+    stall,
+)
 
 from cmp.errors import RemoteError
 from cmp.remote.credentials import Credentials, parse
@@ -43,14 +53,16 @@ def test_basic_auth_goes_to_the_repository_its_entry_covers(private: ChartReposi
 def test_an_entry_for_another_path_sends_nothing_and_says_where_to_add_one(
     private: ChartRepository, tls: tuple[Path, Path]
 ) -> None:
-    entries = f"- {{url: {private.url}, caFile: {tls[0]}}}\n- {{url: {private.url}/elsewhere, username: a, password: b}}\n"
-    secrets = parse(entries, "f")
+    entries = [f"- {{url: {private.url}, caFile: {tls[0]}}}", f"- {{url: {private.url}/x, username: a, password: b}}"]
+    secrets = parse("\n".join(entries), "f")
     with pytest.raises(RemoteError, match=r"GET .*/index.yaml: HTTP 401 Unauthorized; add the repository's URL"):
         get(f"{private.url}/index.yaml", secrets, Deadline(20), 1 << 20)
     assert private.seen[-1][1] is None
 
 
-def test_a_redirect_within_the_repository_keeps_the_credentials(private: ChartRepository, tls: tuple[Path, Path]) -> None:
+def test_a_redirect_within_the_repository_keeps_the_credentials(
+    private: ChartRepository, tls: tuple[Path, Path]
+) -> None:
     private.routes["/charts/moved.tgz"] = redirect(f"{private.url}/greeting-0.1.0.tgz")
     assert get(f"{private.url}/moved.tgz", _secrets(private.url, tls[0]), Deadline(20), 1 << 20)[:2] == b"\x1f\x8b"
 
@@ -74,7 +86,8 @@ def test_a_redirect_from_https_to_http_is_refused(private: ChartRepository, tls:
 
 
 def test_an_untrusted_certificate_names_the_cafile_setting(private: ChartRepository) -> None:
-    with pytest.raises(RemoteError, match=r"TLS certificate of 127.0.0.1 not trusted \(.*\); give the repository's CA as caFile"):
+    trust = r"TLS certificate of 127.0.0.1 not trusted \(.*\); give the repository's CA as caFile"
+    with pytest.raises(RemoteError, match=trust):
         get(f"{private.url}/index.yaml", _secrets(private.url, None), Deadline(20), 1 << 20)
 
 
@@ -95,7 +108,7 @@ def test_an_answer_over_the_limit_is_refused(private: ChartRepository, tls: tupl
 
 
 def test_an_unknown_host_is_named() -> None:
-    with pytest.raises(RemoteError, match="unknown host charts.invalid; check the repository URL"):
+    with pytest.raises(RemoteError, match=r"unknown host charts\.invalid; check the repository URL"):
         get("https://charts.invalid/index.yaml", Credentials(), Deadline(20), 1 << 20)
 
 
