@@ -339,7 +339,9 @@ def _chart(reader: _Reader, node: yaml.Node) -> str | RemoteChart:
     for key in CHART_KEYS[:3]:
         if key not in entries:
             raise reader.error(
-                node, "chart", f"missing `{key}`; a remote chart is {{repository, name, version, digest}}"
+                node,
+                "chart",
+                f"missing `{key}`; a remote chart needs repository, name and version (digest is optional)",
             )
     repository = reader.string(entries["repository"], "chart.repository")
     parts = urlsplit(repository)

@@ -4,10 +4,11 @@ The archive comes from a server chartshare does not control, and its folder is r
 the sidecar, so it may hold only what `helm package` writes: one top folder of plain files and folders.
 Refused, each with one line naming the member: an absolute path, a `..` step, a symbolic or hard link, a
 device file or FIFO (any member type but file and folder), a name that is a file and a folder, a file at
-the top level or in a second top folder, no `Chart.yaml` in the folder, a file over helm's own 5 MiB, more than helm's
-100 MiB unpacked, more than MAX_MEMBERS members, and anything that is not a gzip-compressed tar. Members
-are written by this module (never `extractall`), after tarfile's own `data` filter agreed as well; a file
-written twice keeps its later copy, as helm reads it (`helm package` itself writes some files twice).
+the top level or in a second top folder, no `Chart.yaml` in the folder, a file over helm's own 5 MiB, more
+than helm's 100 MiB unpacked, more than MAX_MEMBERS members, and anything that is not a gzip-compressed
+tar. Every member is checked, by these rules and by tarfile's own `data` filter, before the first is
+written; this module writes them (never `extractall`). A file written twice keeps its later copy, as helm
+reads it (`helm package` itself writes some files twice).
 """
 
 from __future__ import annotations
@@ -54,10 +55,19 @@ def unpack(archive: Path, target: Path, what: str) -> Path:
 
 
 def _unpack_members(tar: tarfile.TarFile, target: Path, what: str) -> None:
+    """Every member checked before the first is written, then each written in order."""
+    for member, inside in _checked(tar, str(target), what):
+        if inside:
+            _write(tar, member, target / inside, what)
+
+
+def _checked(tar: tarfile.TarFile, target: str, what: str) -> list[tuple[tarfile.TarInfo, str]]:
+    """(member, path inside the chart folder) for every member, or the first refusal."""
     top = ""
     unpacked = 0
-    for members, member in enumerate(tar, 1):
-        if members > MAX_MEMBERS:
+    checked: list[tuple[tarfile.TarInfo, str]] = []
+    for count, member in enumerate(tar, 1):
+        if count > MAX_MEMBERS:
             raise RemoteError(f"{what} is refused: it holds more than {MAX_MEMBERS} files and folders")
         head, inside = _place(member, what)
         if top and head != top:
@@ -73,11 +83,11 @@ def _unpack_members(tar: tarfile.TarFile, target: Path, what: str) -> None:
             if unpacked > MAX_UNPACKED_BYTES:
                 raise RemoteError(f"{what} is refused: it unpacks to more than {MAX_UNPACKED_BYTES >> 20} MiB")
         try:
-            tarfile.data_filter(member, str(target))  # the standard library's verdict too; ours came first
+            tarfile.data_filter(member, target)  # the standard library's verdict too; ours came first
         except tarfile.FilterError as error:
             raise RemoteError(f"{what} is refused: {error}") from None
-        if inside:
-            _write(tar, member, target / inside, what)
+        checked.append((member, inside))
+    return checked
 
 
 def _place(member: tarfile.TarInfo, what: str) -> tuple[str, str]:

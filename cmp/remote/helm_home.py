@@ -78,9 +78,10 @@ def registry_login(
 
 def repository_error(message: str, entry: Credential | None, secrets: Credentials) -> str:
     """helm's message, scrubbed, with where to look: the entry used, or where to add one."""
-    hint = (
-        f"; check {entry.label} in {secrets.source}"
-        if entry is not None
-        else f"; if it needs credentials, add its URL to the file {ENV} names"
-    )
+    if entry is None:
+        hint = f"; if it needs credentials, add its URL to the file {ENV} names"
+    elif entry.username:
+        hint = f"; check {entry.label} in {secrets.source}"
+    else:
+        hint = f"; if it needs credentials, give {entry.label} in {secrets.source} a username and password"
     return scrub(message, secrets.secrets) + hint
