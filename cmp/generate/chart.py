@@ -78,6 +78,7 @@ _CHART = re.compile(
     r"^chart[ \t]*:[ \t]*(?:([^\s'\"#][^\s#]*)|\"([^\"\\\n]*)\"|'([^'\n]*)')(?:[ \t]+#.*)?[ \t]*$", re.M
 )
 _CHART_KEY = re.compile(r"^(?:[\"']|\?[ \t]+)?chart\b", re.M)
+_CONTINUED = re.compile(r"\n(?:[ \t]*\n)*[ \t]+\S")  # an indented line after the value
 # The mapping form: `chart:` alone on its line, then one entry per line at one indentation.
 _CHART_BLOCK = re.compile(r"^chart[ \t]*:(?:[ \t]+#.*)?[ \t]*$", re.M)
 _REMOTE_ENTRY = re.compile(
@@ -98,9 +99,11 @@ def chart_entry(text: str) -> str | RemoteChart | None:
         return "."
     if len(keys) != 1:
         return None
-    found = _CHART.findall(text)
+    found = list(_CHART.finditer(text))
     if len(found) == 1:
-        plain, double, single = found[0]
+        if _CONTINUED.match(text, found[0].end()):
+            return None  # a plain scalar goes on over indented lines; anything else there is the loader's
+        plain, double, single = found[0].groups()
         return plain or double or single or "."
     block = _CHART_BLOCK.search(text)
     return None if block is None or found else _remote_entry(text[block.end() :].split("\n")[1:])
