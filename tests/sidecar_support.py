@@ -91,12 +91,18 @@ def example_applications(root: Path = ROOT) -> Iterator[tuple[str, dict[str, Any
 
 
 def plugin_applications(root: Path = ROOT) -> list[tuple[str, dict[str, Any]]]:
-    """The example Applications whose source is a plugin (single or among `sources`): the sidecar's work."""
+    """The example Applications whose source is a plugin (single or among `sources`): the sidecar's work.
+    Those of a remote chart need its repository: tests/test_example_remote_chart.py serves it."""
     from emulator import Application
 
-    return [
-        (name, doc) for name, doc in example_applications(root) if Application.from_manifest(doc).plugin is not None
-    ]
+    found = []
+    for name, doc in example_applications(root):
+        app = Application.from_manifest(doc)
+        config = root / app.path / "chartshare.yaml"
+        remote = config.is_file() and isinstance((yaml.safe_load(config.read_text()) or {}).get("chart"), dict)
+        if app.plugin is not None and not remote:
+            found.append((name, doc))
+    return found
 
 
 def git_revision() -> str:
