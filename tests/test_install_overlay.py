@@ -13,7 +13,7 @@ import pytest
 import yaml
 from sidecar_support import SIDECAR_UID
 
-from cmp.init import credentials
+from cmp.remote import credentials
 from conftest import ROOT
 
 INSTALL = ROOT / "examples" / "install"

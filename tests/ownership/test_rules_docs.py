@@ -37,6 +37,7 @@ def test_every_chartshare_yaml_in_the_docs_loads(body: str) -> None:
     "word",
     [
         *rules.TOP_KEYS,
+        *rules.CHART_KEYS,
         *rules.RULE_KEYS,
         *rules.MATCH_KEYS,
         *rules.REFERENCE_KEYS,
