@@ -114,12 +114,13 @@ def init_(
     ] = None,
     repo_root: RepoRoot = None,
 ) -> int:
-    """Make the chart's dependencies present (Argo CD's init step): vendored charts/ as they are, file://
-    packaged offline, HTTP(S) and OCI repositories with $CHARTSHARE_REPOSITORIES credentials and a cache."""
-    from cmp.init import dependencies
+    """Make the chart and its dependencies present (Argo CD's init step): a remote chart fetched into the
+    chart cache; vendored charts/ as they are, file:// packaged offline, HTTP(S) and OCI repositories with
+    $CHARTSHARE_REPOSITORIES credentials and a cache."""
+    from cmp.init.command import init
 
     root = Path(repo_root) if repo_root else None
-    for line in dependencies.init(app_dir, os.environ, config=config, helm=helm, timeout=timeout, repo_root=root):
+    for line in init(app_dir, os.environ, config=config, helm=helm, timeout=timeout, repo_root=root):
         exits.say(f"init: {line}")
     return 0
 

@@ -173,8 +173,8 @@ def _scalar(value: Any) -> str:
 def _decisions(config: Config, chart: Path, env: Mapping[str, str]) -> str:
     """One line on what the rules do for this app, from a real render."""
     from cmp.generate.render import render
-    from cmp.init import dependencies
     from cmp.ownership.report import summary
+    from cmp.remote import dependencies
     from cmp.remote.deadline import Deadline
     from cmp.remote.store import chart_store
 

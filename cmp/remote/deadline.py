@@ -16,10 +16,11 @@ MARGIN = 0.5  # seconds kept back to report the problem
 
 @dataclass(slots=True)
 class Deadline:
-    """`seconds` from creation; `hint` says what to do when they run out."""
+    """`seconds` from creation; `hint` says what to do when they run out, `budget` whose seconds they are."""
 
     seconds: float
     hint: str = "vendor the dependencies in charts/ or let the cache warm up"
+    budget: str = "for init; Argo CD kills the plugin at 60 s"
     start: float = field(default_factory=time.monotonic)
 
     def left(self, what: str) -> float:
@@ -30,6 +31,4 @@ class Deadline:
         return remaining
 
     def spent(self, what: str) -> RemoteError:
-        return RemoteError(
-            f"{what}: out of time ({self.seconds:g} s for init; Argo CD kills the plugin at 60 s); {self.hint}"
-        )
+        return RemoteError(f"{what}: out of time ({self.seconds:g} s {self.budget}); {self.hint}")

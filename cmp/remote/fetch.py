@@ -2,13 +2,13 @@
 
 A hit costs one stat and reads no credentials. A miss downloads the .tgz (a Helm repository over HTTP(S),
 or `helm pull` from an OCI registry), checks the pinned digest, unpacks it with every member checked,
-lets the caller complete the folder (the chart's own dependencies), and publishes the entry read-only.
+builds the chart's own missing dependencies into the folder, and publishes the entry read-only.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -17,6 +17,7 @@ from cmp.model import RemoteChart
 from cmp.remote import credentials, oci, repository
 from cmp.remote.archive import unpack
 from cmp.remote.deadline import Deadline
+from cmp.remote.dependencies import Build, ensure
 from cmp.remote.store import CHART_FOLDER, Store
 
 
@@ -34,9 +35,9 @@ class Fetched(NamedTuple):
     lines: list[str]  # what happened, for stderr
 
 
-def fetch(chart: RemoteChart, how: Fetcher, complete: Callable[[Path], list[str]] | None = None) -> Fetched:
-    """The chart's folder in the store, downloading it on a miss; `complete(folder)` runs on a fresh
-    folder before it is published (and returns lines to report)."""
+def fetch(chart: RemoteChart, how: Fetcher) -> Fetched:
+    """The chart's folder in the store, downloading it on a miss; the chart's missing dependencies are built
+    into a fresh folder (its own root: a `file://` one must lie inside it) before it is published."""
     found = how.store.lookup(chart)
     if found is not None:
         return Fetched(found, [f"{chart.label}: from the cache"])
@@ -57,7 +58,7 @@ def fetch(chart: RemoteChart, how: Fetcher, complete: Callable[[Path], list[str]
             )
         folder = unpack(archive, scratch / CHART_FOLDER, "the downloaded .tgz")
         lines.append(f"{chart.label}: downloaded, {digest}{'' if chart.digest else ' (pin it as chart.digest)'}")
-        lines.extend(complete(folder) if complete is not None else [])
+        lines.extend(ensure(Build(folder, folder, how.helm, how.deadline, how.env, how.store)))
 
     try:
         return Fetched(how.store.publish(chart, fill), lines)

@@ -13,8 +13,8 @@ from emulator import Application, CmpServer
 from servers import PASSWORD, USER, chart_repository, free_port, library_chart, oci_registry, package, push, self_signed
 from sidecar_support import sidecar_bin, sidecar_env
 
-from cmp.init.dependencies import Dependency, present, read
 from cmp.model import RemoteChart
+from cmp.remote.dependencies import Dependency, present, read
 from cmp.remote.store import Store
 from conftest import ROOT, Result, run_cli
 

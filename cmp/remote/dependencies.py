@@ -1,4 +1,5 @@
-"""`chartshare init`: make the app's chart and its dependencies present before `generate` renders it.
+"""A chart's dependencies made present before it is rendered: `chartshare init` for a Git chart, and the
+completion of a remote chart before it is published in the store.
 
 Argo CD runs init before every generate, in a fresh copy of the repository, under the same 60 s deadline.
 So the common cases must cost nothing: no dependencies, or every dependency vendored in `charts/`, is a
@@ -6,8 +7,6 @@ file check and no helm call. `file://` dependencies are packaged offline. Remote
 and OCI registries) come from the chart store keyed by repository, chart and version, so a warm sidecar
 builds without the network; on a miss, `helm dependency build` runs in a private helm home under /tmp made
 for this request, with credentials from CHARTSHARE_REPOSITORIES, and the home is deleted afterwards.
-A remote chart (chartshare.yaml's `chart:` mapping) is fetched into the store the same way, its own
-dependencies completed before the entry is published.
 """
 
 from __future__ import annotations
@@ -22,22 +21,15 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from cmp.errors import ChartShareError, ConfigError, HelmError, PathError
-from cmp.generate.chart import chart_of, ownership_of
+from cmp.errors import ConfigError, HelmError, PathError
 from cmp.helm.process import run_helm
-from cmp.inputs.config import cache_root, default_helm, merged
-from cmp.inputs.paths import config_file, confine_tree, find_repo_root
+from cmp.inputs.paths import confine_tree
 from cmp.model import EXACT_VERSION, RemoteChart
-from cmp.ownership.rules import Ownership
 from cmp.remote import credentials
 from cmp.remote.credentials import Credential, Credentials
 from cmp.remote.deadline import Deadline
-from cmp.remote.fetch import Fetcher, fetch
 from cmp.remote.helm_home import private_home, registry_login, repository_error
-from cmp.remote.store import Store, chart_store
-
-DEFAULT_TIMEOUT = 30.0  # init and generate share Argo CD's 60 s; generate's helm gets 45 of them
-REMOTE_HINT = "check that the repository answers from the sidecar, or raise init's --timeout"
+from cmp.remote.store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,19 +130,6 @@ def glob_escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
 
 
-def locate(
-    app_dir: Path, env: Mapping[str, str], config: str | None, repo_root: Path | None
-) -> tuple[Ownership | None, Path, Path]:
-    """The app's chartshare.yaml (None without one), its folder and the repository root; as generate finds them."""
-    app_dir = app_dir.resolve()
-    if not app_dir.is_dir():
-        raise PathError(f"APP_DIR {app_dir} is not a directory")
-    root = repo_root.resolve() if repo_root else find_repo_root(app_dir, env.get("ARGOCD_APP_SOURCE_PATH", ""))
-    chosen = merged({"config": config}, env).get("config")
-    config_path = config_file(app_dir, root, chosen if isinstance(chosen, str) else "")
-    return ownership_of(config_path, root), app_dir, root
-
-
 @dataclass(frozen=True, slots=True)
 class Build:
     """Where and how to build: the chart, its repository root, helm, the budget, the environment."""
@@ -161,36 +140,6 @@ class Build:
     deadline: Deadline
     env: Mapping[str, str]
     store: Store
-
-
-def init(
-    app_dir: Path,
-    env: Mapping[str, str],
-    *,
-    config: str | None,
-    helm: str | None,
-    timeout: float | None,
-    repo_root: Path | None,
-) -> list[str]:
-    """`chartshare init`: locate the app's chart (fetching a remote one) and make its dependencies present."""
-    ownership, app_dir, root = locate(app_dir, env, config, repo_root)
-    seconds = timeout if timeout is not None else DEFAULT_TIMEOUT
-    helm = helm or default_helm(env)
-    cache = cache_root(env)
-    store = chart_store(cache)
-    if ownership is not None and isinstance(ownership.chart, RemoteChart):
-        fetcher = Fetcher(store, helm, Deadline(seconds, REMOTE_HINT), env)
-        where = ownership.display or ownership.path.name
-
-        def complete(folder: Path) -> list[str]:  # a remote chart's own dependencies: its folder is its root
-            return ensure(Build(folder, folder, helm, fetcher.deadline, env, store))
-
-        try:
-            return fetch(ownership.chart, fetcher, complete).lines
-        except ChartShareError as error:
-            raise type(error)(f"{where}: chart: {error}") from None
-    chart = chart_of(ownership, app_dir, root, cache)
-    return ensure(Build(chart, root, helm, Deadline(seconds), env, store))
 
 
 def ensure(build: Build) -> list[str]:
