@@ -7,6 +7,7 @@ on 127.0.0.1; a checkout of this repository gets chartshare.yaml's `chart.reposi
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from emulator import Application, CmpServer
 from servers import ChartRepository, chart_repository
 from sidecar_support import checkout, example_applications, shared_tmp, sidecar_bin, sidecar_env
 
-from conftest import ROOT
+from conftest import ROOT, run_cli
 
 EXAMPLE = "examples/remote-chart"
 TEAMS = ("platform", "payments", "search")
@@ -99,6 +100,30 @@ def test_no_two_teams_emit_the_same_object(renders: dict[str, list[dict[str, Any
             key = (obj["kind"], obj["metadata"].get("namespace", f"logs-{team}"), obj["metadata"]["name"])
             assert key not in seen, f"{key} emitted by {seen.get(key)} and {team}"
             seen[key] = team
+
+
+@pytest.mark.parametrize(
+    ("raw", "conflicts"), [(False, []), (True, ["ClusterRole", "ClusterRoleBinding", "PriorityClass"])]
+)
+def test_check_finds_no_conflict_but_the_raw_chart_s_three(
+    world: tuple[CmpServer, Path, ChartRepository],
+    renders: dict[str, list[dict[str, Any]]],
+    raw: bool,
+    conflicts: list[str],
+) -> None:
+    """Offline, from the cache the sidecar's init filled (`renders`)."""
+    server, repo, _ = world
+    env = {
+        "CHARTSHARE_CACHE": server.sidecar_env["CHARTSHARE_CACHE"],
+        "CHARTSHARE_HELM": str(Path(server.sidecar_env["PATH"].split(":")[0]) / "helm"),
+    }
+    args = ["check", f"{EXAMPLE}/argocd", "--format", "json", "--offline", *(["--raw"] if raw else [])]
+    result = run_cli(args, env=env, cwd=repo)
+    assert result.exit_code == (1 if conflicts else 0), result.stderr
+    report = json.loads(result.stdout)
+    assert sorted(row["name"] for row in report["applications"]) == sorted(TEAMS)
+    assert sorted(conflict["kind"] for conflict in report["conflicts"]) == conflicts
+    assert all(conflict["apps"] == sorted(TEAMS) for conflict in report["conflicts"])
 
 
 def test_the_next_request_renders_from_the_cache_with_the_repository_gone(

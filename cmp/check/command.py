@@ -1,4 +1,5 @@
-"""The `check` command from end to end: Application files -> plan -> renders -> analysis -> report text.
+"""The `check` command from end to end: Application files -> plan -> published charts -> renders ->
+analysis -> report text.
 
 The CLI parses the options and, with what this returns, prints and chooses the exit status; nothing here
 prints or exits. Bad input (manifests, paths, renders that fail) comes back as error lines before any
@@ -11,12 +12,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cmp.check import analysis, applications, inventory, live, renders
+from cmp.check import analysis, applications, charts, inventory, live, renders
 from cmp.check import report as reporting
 from cmp.check.generators.clusters import read_clusters
 from cmp.check.live import Tracking
 from cmp.check.plan import plan
 from cmp.check.repos import Repositories, parse_mapping, remotes_of
+from cmp.inputs.config import cache_root
 
 Progress = Callable[[int, int], None]
 
@@ -74,9 +76,11 @@ def check_fleet(
     progress: Progress | None,
     environ: Mapping[str, str],
     installation: Installation = Installation(),
+    offline: bool = False,
 ) -> Outcome:
     """Render every Application under `paths` from the repository at `root` and report on them.
-    `progress` (for a terminal) is called only when a bar is worth showing."""
+    `progress` (for a terminal) is called only when a bar is worth showing; `offline` takes published
+    charts from the chart cache only."""
     problems: list[str] = []
     repositories = installation.repositories(root, problems)
     tracking = installation.tracking(problems)
@@ -90,11 +94,15 @@ def check_fleet(
     planned = plan(loaded.applications, repositories, raw=raw, helm=helm, timeout=timeout)
     if loaded.errors or planned.errors:
         return Outcome(errors=loaded.errors + planned.errors)
-    wanted = progress is not None and reporting.progress_wanted(True, json_output, environ, len(planned.jobs))
-    rendered = renders.render_all(planned.jobs, workers or renders.default_workers(), progress if wanted else None)
+    ready = charts.prepare(planned.jobs, cache_root=cache_root(environ), env=environ, offline=offline)
+    if ready.errors:
+        return Outcome(errors=ready.errors)
+    wanted = progress is not None and reporting.progress_wanted(True, json_output, environ, len(ready.jobs))
+    rendered = renders.render_all(ready.jobs, workers or renders.default_workers(), progress if wanted else None)
     failed = [result.error for result in rendered if result.error]
     if failed:
         return Outcome(errors=failed)
-    report = analysis.analyse(rendered, [*loaded.skipped, *planned.skipped], live_objects, tracking)
+    skipped = [*loaded.skipped, *planned.skipped, *ready.skipped]
+    report = analysis.analyse(rendered, skipped, live_objects, tracking)
     text = reporting.to_json(report) if json_output else reporting.to_text(report, raw=raw)
     return Outcome(text, len(report.conflicts), notes=sorted(loaded.notes))

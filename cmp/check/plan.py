@@ -3,12 +3,15 @@
 Argo CD picks a source's renderer from the Application and from the files in the source path: an
 explicit type wins, then the sidecars' discover rules (chartshare's is a `chartshare.yaml` in the path),
 then Kustomize (a kustomization file), Helm (a `Chart.yaml`) and, for anything else, a plain directory.
-This is the one stage of `check` that looks at the filesystem before rendering; a source it cannot render
-is skipped with the field or the reason.
+A source with `chart:` is Argo CD's Helm source of a published chart: `repoURL` a Helm repository (or an
+OCI registry: `oci://`, or a registry path without a scheme, as Argo CD writes one) and `targetRevision`
+its version. This is the one stage of `check` that looks at the filesystem before rendering; a source it
+cannot render is skipped with the field or the reason.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +21,11 @@ from cmp.check.applications import Application, Skip, Source
 from cmp.check.repos import Repositories
 from cmp.errors import ChartShareError
 from cmp.inputs.paths import CONFIG_FILE
+from cmp.model import CHART_NAME, EXACT_VERSION, REMOTE_SCHEMES, RemoteChart
 
 PLUGIN_NAME = "chartshare-v1"  # plugin.yaml: metadata.name chartshare, spec.version v1
 RENDERERS = ("chartshare", "helm", "kustomize", "directory")  # an app's row names the first it uses
+_REGISTRY_PATH = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]+)?(?:/|$)")  # host[:port]/path, as Argo CD's Helm OCI
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +40,8 @@ class Job:
     raw: bool
     helm: str
     timeout: float
+    remote: RemoteChart | None = None  # the published chart it renders (cmp/check/charts.py sets app_dir to it)
+    cache_root: Path | None = None  # $CHARTSHARE_CACHE, once cmp/check/charts.py has made remote charts present
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,19 +74,21 @@ def plan(
                 continue
             if isinstance(choice, str):
                 result.skipped.append(Skip(app.name, f"{source.label}: {choice}"))
+            elif isinstance(choice, RemoteChart):
+                result.jobs.append(Job(app, source, "helm", root, root, raw, helm, timeout, remote=choice))
             elif choice is not None:
                 renderer, app_dir = choice
                 result.jobs.append(Job(app, source, renderer, app_dir, root, raw, helm, timeout))
     return result
 
 
-def choose_renderer(source: Source, root: Path) -> tuple[str, Path] | str | None:
-    """(renderer, app dir), a reason to skip, or None for a values-only `ref` source."""
+def choose_renderer(source: Source, root: Path) -> tuple[str, Path] | RemoteChart | str | None:
+    """(renderer, app dir), the published chart of a Helm-repository source, a reason to skip, or None for
+    a values-only `ref` source."""
     if source.ref and source.path is None and not source.chart:
         return None
     if source.chart:
-        origin = source.repo_url or "a Helm repository"
-        return f"chart {source.chart} comes from {origin}, not from the local repository"
+        return published_chart(source)
     raw_path = source.path if source.path is not None else ""
     try:
         app_dir = (root / raw_path.strip("/")).resolve()
@@ -101,11 +110,7 @@ def choose_renderer(source: Source, root: Path) -> tuple[str, Path] | str | None
         else:
             explicit = "directory"
     if explicit == "helm":
-        unsupported = [key for key in source.helm if key in sources.UNSUPPORTED_HELM_FIELDS]
-        if unsupported:
-            flag = sources.UNSUPPORTED_HELM_FIELDS[unsupported[0]]
-            return f"helm.{unsupported[0]} ({flag}) is not evaluated by check"
-        return "helm", app_dir
+        return unsupported(source) or ("helm", app_dir)
     if explicit == "kustomize":
         why = kustomize.unevaluated(source.kustomize)
         _, remote = kustomize.references(app_dir, root)
@@ -130,3 +135,28 @@ def choose_renderer(source: Source, root: Path) -> tuple[str, Path] | str | None
             "discovers apps by: Argo CD would not hand it to chartshare"
         )
     return "chartshare", app_dir
+
+
+def published_chart(source: Source) -> RemoteChart | str:
+    """The chart of Argo CD's Helm-repository source, or why check cannot render it."""
+    url, name, version = source.repo_url.rstrip("/"), source.chart or "", source.target_revision
+    if _REGISTRY_PATH.match(url):
+        url = f"oci://{url}"  # Argo CD's Helm OCI source: a registry path without a scheme
+    if not url.startswith(REMOTE_SCHEMES):
+        return f"chart {name}: repoURL {source.repo_url or '(none)'} is neither a Helm repository nor an OCI registry"
+    if not CHART_NAME.match(name):
+        return f"chart {name!r} is not a chart name"
+    if not EXACT_VERSION.match(version):
+        return (
+            f"chart {name}: targetRevision {version!r} is not one exact version; check renders a published chart "
+            "at the version it pins (pin targetRevision)"
+        )
+    return unsupported(source) or RemoteChart(url, name, version)
+
+
+def unsupported(source: Source) -> str | None:
+    """Why check cannot render a Helm source's `helm:` block as Argo CD would, if it cannot."""
+    fields = [key for key in source.helm if key in sources.UNSUPPORTED_HELM_FIELDS]
+    if not fields:
+        return None
+    return f"helm.{fields[0]} ({sources.UNSUPPORTED_HELM_FIELDS[fields[0]]}) is not evaluated by check"

@@ -27,6 +27,7 @@ from cmp.generate.chart import chart_dir, load_ownership
 from cmp.generate.render import render
 from cmp.helm import template
 from cmp.helm.nondeterminism import uses_nondeterministic_functions
+from cmp.inputs.config import Config
 from cmp.inputs.options import options
 from cmp.inputs.paths import confine_tree
 from cmp.manifests import Resource
@@ -112,9 +113,7 @@ def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, 
     stripped: list[Applied] = []
     ownership: Ownership | None = None
     if job.renderer == "chartshare":
-        env = sources.plugin_env(app, job.source)
-        given = {"repo-root": str(job.repo_root), "helm": job.helm, "timeout": f"{job.timeout:g}"}
-        config = options(job.app_dir, given).resolve(env)
+        config = chartshare_config(job)
         ownership = load_ownership(config)
         chart = chart_dir(config, ownership)
         kinds = (ownership.cluster_scoped_kinds, ownership.namespaced_kinds) if ownership else ((), ())
@@ -134,8 +133,11 @@ def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, 
         emitted = directory.resources(files, job.app_dir)
         chart, kinds, values = job.app_dir, ((), ()), ()
     else:
-        confine_tree(job.app_dir, job.repo_root, "chart")  # as Argo CD's unpacking refuses links out
-        invocation = sources.helm_invocation(app, job.source, job.app_dir, job.repo_root)
+        if job.remote is None:  # a published chart was checked whole when it was unpacked into the store
+            confine_tree(job.app_dir, job.repo_root, "chart")  # as Argo CD's unpacking refuses links out
+        # Argo CD resolves a published chart's value files in the chart's own folder, `$ref/` ones in Git
+        values_root = job.app_dir if job.remote is not None else job.repo_root
+        invocation = sources.helm_invocation(app, job.source, job.app_dir, values_root, job.repo_root)
         emitted = manifests.parse(template.render(job.helm, invocation, job.timeout))
         chart, kinds, values = job.app_dir, ((), ()), invocation.template.values_files
     everything = [*emitted, *(applied.resource for applied in stripped)]
@@ -152,6 +154,15 @@ def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, 
         if (claim := _claim(applied.resource, job, scopes)) is not None
     ]
     return emitted_claims, stripped_claims, chart, values
+
+
+def chartshare_config(job: Job) -> Config:
+    """What the sidecar would resolve for a chartshare source (its chart cache: check's own)."""
+    env = sources.plugin_env(job.app, job.source)
+    if job.cache_root is not None:
+        env["CHARTSHARE_CACHE"] = str(job.cache_root)
+    given = {"repo-root": str(job.repo_root), "helm": job.helm, "timeout": f"{job.timeout:g}"}
+    return options(job.app_dir, given).resolve(env)
 
 
 def _claim(resource: Resource, job: Job, scopes: ScopeTable) -> Claim | None:

@@ -99,8 +99,12 @@ def set_value(value: str) -> str:
     return "".join(out)
 
 
-def helm_invocation(app: Application, source: Source, app_dir: Path, root: Path) -> HelmInvocation:
-    """The `helm template` Argo CD runs for a Helm source; raises ParameterError / PathError on bad fields."""
+def helm_invocation(
+    app: Application, source: Source, app_dir: Path, root: Path, refs_root: Path | None = None
+) -> HelmInvocation:
+    """The `helm template` Argo CD runs for a Helm source; raises ParameterError / PathError on bad fields.
+    `root` confines the value files (a published chart's own folder, as Argo CD's), `refs_root` the `$ref/`
+    ones (the repository; default `root`)."""
     helm = source.helm
     where = f"spec.{source.label}.helm"
     for key in helm:
@@ -121,7 +125,7 @@ def helm_invocation(app: Application, source: Source, app_dir: Path, root: Path)
         Template(
             release=release,
             namespace=_string(helm, "namespace", where) or app.namespace,
-            values_files=_value_files(app, source, helm, env, app_dir, root),
+            values_files=_value_files(app, source, helm, env, app_dir, (root, refs_root or root)),
             values_inline=values_inline,
             set_values=_parameters(helm, where, env, force_string=False),
             set_strings=_parameters(helm, where, env, force_string=True),
@@ -134,7 +138,12 @@ def helm_invocation(app: Application, source: Source, app_dir: Path, root: Path)
 
 
 def _value_files(
-    app: Application, source: Source, helm: Mapping[str, Any], env: Mapping[str, str], app_dir: Path, root: Path
+    app: Application,
+    source: Source,
+    helm: Mapping[str, Any],
+    env: Mapping[str, str],
+    app_dir: Path,
+    roots: tuple[Path, Path],
 ) -> tuple[Path, ...]:
     """valueFiles as Argo CD resolves them: `$ref/...` from a ref source (taken to be this repository),
     `/...` from the repository root, others from the app path; globs expand; missing files may be ignored."""
@@ -143,6 +152,7 @@ def _value_files(
     files: list[Path] = []
     for raw in _list(helm, "valueFiles", f"spec.{source.label}.helm"):
         pattern = str(raw)
+        root = roots[1] if pattern.startswith("$") else roots[0]
         if pattern.startswith("$"):
             ref, _, rest = pattern.partition("/")
             if ref[1:] not in refs:

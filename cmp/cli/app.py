@@ -204,6 +204,9 @@ def check(
         Optional[Path],
         typer.Option("--argocd-cm", help="An argocd-cm dump: tracking method, instance label key, installation ID."),
     ] = None,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Published charts from the chart cache only; skip the others.")
+    ] = False,
 ) -> int:
     """Render every Application from Git and report objects two of them would both claim (exit 1)."""
     from cmp.check.command import Installation, check_fleet
@@ -232,6 +235,7 @@ def check(
             installation_id=installation_id,
             argocd_cm=argocd_cm,
         ),
+        offline=offline,
     )
     _refuse(outcome.errors)
     for note in outcome.notes:
