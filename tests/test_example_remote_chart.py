@@ -93,6 +93,16 @@ def test_each_team_s_values_come_from_git(renders: dict[str, list[dict[str, Any]
         assert agent["output"] == {"endpoint": "https://logs.example.com/ingest", "tenant": team}
 
 
+def test_the_parameters_tab_shows_the_remote_chart_s_values_and_decisions(
+    world: tuple[CmpServer, Path, ChartRepository], renders: dict[str, list[dict[str, Any]]]
+) -> None:
+    server, repo, _ = world
+    announced = {entry["name"]: entry for entry in reversed(server.parameters(APPLICATIONS["payments"], repo))}
+    assert announced["set"]["map"]["output.endpoint"] == "https://logs.example.com/ingest"
+    assert "Cannot show" not in announced["config"]["tooltip"], announced["config"]["tooltip"]
+    assert "renamed" in announced["config"]["tooltip"]
+
+
 def test_no_two_teams_emit_the_same_object(renders: dict[str, list[dict[str, Any]]]) -> None:
     seen: dict[tuple[str, str, str], str] = {}
     for team in TEAMS:

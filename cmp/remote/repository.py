@@ -3,7 +3,8 @@
 The index is read as go-yaml reads it (helm's own index is written by Go); the version must be listed
 exactly (a leading `v` on either side aside, as helm's version match allows), and a version that is not
 is reported with the nearest ones the index does list. The archive URL is resolved against the repository
-as helm resolves it (a relative URL is relative to the repository folder).
+as helm resolves it (a relative URL is relative to the repository folder), and gets the repository's
+credentials when it is on the repository's own host, as helm gives them.
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ def download(chart: RemoteChart, target: Path, secrets: Credentials, deadline: D
     """Write the chart's .tgz to `target`; RemoteError naming the URL and the cause otherwise."""
     index_url = chart.repository.rstrip("/") + "/index.yaml"
     listed = versions(web.get(index_url, secrets, deadline, MAX_INDEX_BYTES), index_url, chart.name)
-    entry = pick(listed, chart.version, f"{index_url}: chart {chart.name}")
-    target.write_bytes(web.get(archive_url(entry, chart, index_url), secrets, deadline, MAX_ARCHIVE_BYTES))
+    url = archive_url(pick(listed, chart.version, f"{index_url}: chart {chart.name}"), chart, index_url)
+    same_host = web.origin(url) == web.origin(index_url)  # helm sends the repository's credentials there
+    entry = secrets.find(index_url) if same_host and not secrets.find(url) else None
+    target.write_bytes(web.get(url, secrets, deadline, MAX_ARCHIVE_BYTES, entry))
 
 
 def versions(body: bytes, index_url: str, name: str) -> list[dict[str, Any]]:

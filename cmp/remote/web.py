@@ -1,9 +1,10 @@
 """HTTP(S) downloads from chart repositories: TLS verified, credentials only where they belong, one deadline.
 
 - TLS: the system's certificate authorities, plus the `caFile` of the credentials entry covering the URL.
-- Basic auth: the entry covering the URL (CHARTSHARE_REPOSITORIES' longest prefix). A redirect keeps it
-  only to the same scheme, host and port, so a repository that sends its archives elsewhere never hands
-  the password over; a redirect from https to http, or to anything but http(s), is refused.
+- Basic auth: the entry covering the URL (CHARTSHARE_REPOSITORIES' longest prefix), or the one the caller
+  names (a repository's, for an archive on the repository's own host, as helm sends it). A redirect keeps
+  it only to the same scheme, host and port, so a repository that sends its archives elsewhere never
+  hands the password over; a redirect from https to http, or to anything but http(s), is refused.
 - The deadline: every connection a download opens is shut when the command's time is up, so a server that
   stalls, or trickles a byte at a time, cannot hold `init` past Argo CD's limit.
 - Size: a body is read up to a limit and refused beyond it.
@@ -37,9 +38,10 @@ def origin(url: str) -> tuple[str, str]:
     return parts.scheme, f"{parts.hostname}:{port}"
 
 
-def get(url: str, secrets: Credentials, deadline: Deadline, limit: int) -> bytes:
-    """The body of `url`; RemoteError with one line naming the URL, the cause and the fix."""
-    entry = secrets.find(url)
+def get(url: str, secrets: Credentials, deadline: Deadline, limit: int, entry: Credential | None = None) -> bytes:
+    """The body of `url`, with the credentials of `entry` (default: the entry covering `url`); RemoteError
+    with one line naming the URL, the cause and the fix."""
+    entry = entry or secrets.find(url)
     watch = _Watch(deadline.left(f"GET {url}"))
     redirects = _Redirects(url)
     opener = urllib.request.build_opener(

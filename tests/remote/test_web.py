@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,8 @@ from servers import (
 )
 
 from cmp.errors import RemoteError
+from cmp.model import RemoteChart
+from cmp.remote import repository
 from cmp.remote.credentials import Credentials, parse
 from cmp.remote.deadline import Deadline
 from cmp.remote.web import get
@@ -77,6 +80,18 @@ def test_credentials_never_follow_a_redirect_to_another_host(private: ChartRepos
     assert "credentials are sent only to https://127.0.0.1:" in message
     assert private.seen[-1] == ("/charts/greeting-0.1.0.tgz", None), "the other host got no Authorization header"
     assert PASSWORD not in message
+
+
+def test_an_archive_elsewhere_on_the_repository_s_host_gets_its_credentials_as_helm_gives_them(
+    private: ChartRepository, tls: tuple[Path, Path], tmp_path: Path
+) -> None:
+    (private.root / "downloads").mkdir()
+    shutil.copy(private.root / "charts" / "greeting-0.1.0.tgz", private.root / "downloads" / "g.tgz")
+    private.add("moved", "1.0.0", b"", url=private.url.rsplit("/", 1)[0] + "/downloads/g.tgz")
+    chart = RemoteChart(private.url, "moved", "1.0.0")
+    repository.download(chart, tmp_path / "g.tgz", _secrets(private.url, tls[0]), Deadline(20))
+    assert (tmp_path / "g.tgz").read_bytes()[:2] == b"\x1f\x8b"
+    assert private.seen[-1][0] == "/downloads/g.tgz" and private.seen[-1][1] is not None
 
 
 def test_a_redirect_from_https_to_http_is_refused(private: ChartRepository, tls: tuple[Path, Path]) -> None:
