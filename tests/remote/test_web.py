@@ -20,6 +20,7 @@ from servers import (
     stall,
 )
 
+import fetch_helm
 from cmp.errors import RemoteError
 from cmp.model import RemoteChart
 from cmp.remote import repository
@@ -33,11 +34,23 @@ def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return self_signed(tmp_path_factory.mktemp("tls"))
 
 
-@pytest.fixture
-def private(helm: str, tmp_path: Path, tls: tuple[Path, Path]) -> Iterator[ChartRepository]:
-    """An HTTPS repository with basic auth, serving greeting 0.1.0."""
-    with chart_repository(helm, tmp_path / "web", [library_chart(tmp_path / "src")], auth=True, tls=tls) as repo:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, tls: tuple[Path, Path]) -> Iterator[ChartRepository]:
+    """An HTTPS repository with basic auth, serving greeting 0.1.0 (helm only packages it: these tests are
+    about the downloads, which no helm takes part in)."""
+    base = tmp_path_factory.mktemp("web")
+    helm = str(fetch_helm.ensure(4))
+    with chart_repository(helm, base / "web", [library_chart(base / "src")], auth=True, tls=tls) as repo:
         yield repo
+
+
+@pytest.fixture
+def private(server: ChartRepository) -> Iterator[ChartRepository]:
+    """The repository with no special routes and an empty request log, as each test starts."""
+    server.routes.clear()
+    server.seen.clear()
+    yield server
+    server.routes.clear()
 
 
 def _secrets(url: str, ca: Path | None, **extra: str) -> Credentials:
