@@ -1,7 +1,7 @@
 """Chart repository credentials, read from a file mounted from a Kubernetes Secret.
 
 `CHARTSHARE_REPOSITORIES` names a YAML list of `{url, username, password, caFile, plainHttp}`; the entry whose
-URL is the longest prefix of a dependency's repository (at a `/` boundary, so `https://charts.example.com`
+URL is the longest prefix of a chart's repository (at a `/` boundary, so `https://charts.example.com`
 never matches `https://charts.example.com.evil.io`) supplies its credentials. Nothing read here is ever put in
 a message: errors name the file, the entry and the key, never a value.
 """

@@ -106,6 +106,8 @@ def _problem(
         status = f"HTTP {error.code} {error.reason}{moved}"
         if error.code in (401, 403):
             return status + "; " + _credentials_hint(url, redirects, entry, secrets)
+        if error.code == 404 and url.endswith("/index.yaml"):
+            return status + "; is the repository URL a Helm repository (one that serves index.yaml)?"
         return status
     reason: Any = error.reason if isinstance(error, urllib.error.URLError) else error
     host = urlsplit(where).hostname
