@@ -71,7 +71,9 @@ def test_only_the_platform_team_emits_the_crd_and_the_priority_class(renders: di
         assert sorted(crds) == (["logpipelines.telemetry.example.io"] if owner else [])
         assert sorted(classes) == (["log-agent-node-critical"] if owner else [])
     crd = _named(renders["platform"], "CustomResourceDefinition")["logpipelines.telemetry.example.io"]
-    assert "Prune=false" in crd["metadata"]["annotations"]["argocd.argoproj.io/sync-options"]
+    priority = _named(renders["platform"], "PriorityClass")["log-agent-node-critical"]
+    for protected in (crd, priority):
+        assert "Prune=false" in protected["metadata"]["annotations"]["argocd.argoproj.io/sync-options"]
 
 
 def test_every_team_binds_its_own_agent_to_its_own_renamed_cluster_role(
@@ -134,6 +136,7 @@ def test_check_finds_no_conflict_but_the_raw_chart_s_three(
     assert sorted(row["name"] for row in report["applications"]) == sorted(TEAMS)
     assert sorted(conflict["kind"] for conflict in report["conflicts"]) == conflicts
     assert all(conflict["apps"] == sorted(TEAMS) for conflict in report["conflicts"])
+    assert raw or report["warnings"] == []
 
 
 def test_the_next_request_renders_from_the_cache_with_the_repository_gone(
