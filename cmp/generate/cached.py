@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from cmp.ownership.rules import Ownership
 
 PURPOSE = "generate"  # what the entries hold: generate's stdout and stderr
-NOT_COUNTED = ("timeout", "cache")  # how long helm may take, and whether to use the cache, change no output
+NOT_COUNTED = ("timeout", "cache", "cache_root")  # how long helm may take, whether to use the caches and where
+# they are change no output (a remote chart's folder in the chart store counts as the chart, walked)
 CACHED = " (cached)"
 
 

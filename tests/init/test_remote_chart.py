@@ -93,6 +93,16 @@ def test_the_cached_chart_is_read_only(helm: str, tmp_path: Path) -> None:
     assert all(stat.S_IMODE(path.stat().st_mode) & 0o222 == 0 for path in [folder, *folder.rglob("*")])
 
 
+def test_a_remote_chart_s_render_is_kept_in_the_render_cache_like_a_git_chart_s(helm: str, tmp_path: Path) -> None:
+    with chart_repository(helm, tmp_path / "web", [library_chart(tmp_path / "src")]) as web:
+        repo = _repo(tmp_path / "repo", {"repository": web.url, "name": "greeting", "version": "0.1.0"})
+        env = _env(tmp_path, helm, CHARTSHARE_RENDER_CACHE="on")
+        assert _init(repo, env).exit_code == 0
+    cold, warm = _generate(repo, env), _generate(repo, env)
+    assert (warm.exit_code, warm.stdout) == (0, cold.stdout), warm.stderr
+    assert "(cached)" in warm.stderr.splitlines()[0] and "(cached)" not in cold.stderr
+
+
 def test_generate_without_init_says_so_and_prints_nothing(tmp_path: Path) -> None:
     repo = _repo(
         tmp_path / "repo", {"repository": "https://charts.example.com", "name": "greeting", "version": "0.1.0"}
