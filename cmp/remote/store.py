@@ -1,6 +1,6 @@
 """The chart store: `$CHARTSHARE_CACHE/charts/`, downloaded charts keyed by repository, name and version.
 
-Two kinds of entries share one naming, `<sha256(repository)[:24]>/<name>-<version>`:
+Two kinds of entries share one naming, `<blake2b(repository), 24 hex digits>/<name>-<version>`:
 - a dependency archive, `<name>-<version>.tgz`, which `init` copies into a chart's `charts/`;
 - a remote chart, the folder `<name>-<version>[@sha256-<digest>]/` holding the verified `.tgz` and `chart/`,
   its unpacked and checked contents with every dependency present, which `generate` renders.
@@ -12,9 +12,9 @@ renders the same files, and nothing may change them under another render.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
+from _blake2 import blake2b  # hashlib's own; hashlib loads OpenSSL first, which a cached generate would pay
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -38,7 +38,7 @@ class Store(NamedTuple):
     root: Path
 
     def base(self, chart: RemoteChart) -> Path:
-        repository = hashlib.sha256(chart.repository.rstrip("/").encode()).hexdigest()[:24]
+        repository = blake2b(chart.repository.rstrip("/").encode(), digest_size=12).hexdigest()
         return self.root / repository / f"{chart.name}-{chart.version}"
 
     def entry(self, chart: RemoteChart) -> Path:
