@@ -27,10 +27,10 @@ def _expected(path: Path) -> str:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_check_case(case: Path, helm: str) -> None:
+def test_check_case(case: Path, helm: str, tmp_path: Path) -> None:
     spec = yaml.safe_load((case / "case.yaml").read_text(encoding="utf-8")) or {}
     cwd = (ROOT / spec["cwd"]).resolve() if "cwd" in spec else case
-    env = {"CHARTSHARE_HELM": helm, "PATH": path_with_kubectl()}
+    env = {"CHARTSHARE_HELM": helm, "PATH": path_with_kubectl(), "CHARTSHARE_CACHE": str(tmp_path / "cache")}
     result = run_cli(["check", *[str(arg) for arg in spec.get("args", [])]], env=env, cwd=cwd)
     stdout = result.stdout.replace(str(cwd), "{cwd}")
     stderr = result.stderr.replace(str(cwd), "{cwd}")

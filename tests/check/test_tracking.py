@@ -27,6 +27,7 @@ ARGS = [
     str(FLEET / "clusters" / "clusters.yaml"),
     "--format",
     "json",
+    "--offline",  # the fleet's Helm-repository app is a public chart: never fetched by the tests
 ]
 
 
