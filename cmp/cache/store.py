@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from typing import NamedTuple
 from zlib import crc32
 
+from cmp.inputs.config import cache_root
+
 DEFAULT_MB = 256
 SWITCH = "CHARTSHARE_RENDER_CACHE"  # `off` turns the cache off (a benchmark's cold runs, a suspicious user)
 _MAGIC = b"chartshare render entry 1\n"
@@ -54,10 +56,7 @@ class Store:
         switch = env.get(SWITCH, "").strip().lower()
         if switch not in ("", "on", "off"):
             notices.append(f"notice: {SWITCH}={env[SWITCH]!r} is neither on nor off; rendering without the cache")
-        base = env.get("CHARTSHARE_CACHE") or os.path.join(
-            env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache"),
-            "chartshare",
-        )
+        base = str(cache_root(env))
         raw = env.get("CHARTSHARE_CACHE_MB", "").strip()
         if raw and not (raw.isascii() and raw.isdigit()):
             notices.append(f"notice: CHARTSHARE_CACHE_MB={raw!r} is not a whole number of MiB; the cap is {DEFAULT_MB}")
