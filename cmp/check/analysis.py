@@ -8,7 +8,7 @@ findings.py (traps in what a chart makes), the prune risks from live.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,14 +56,31 @@ def analyse(
 ) -> Report:
     """Claims of every app -> the report."""
     apps = claims_by_app(renders, skipped)
+    return judge(apps, own_warnings(apps.values()), skipped, live_objects, tracking)
+
+
+def own_warnings(apps: Iterable[AppClaims]) -> list[Finding]:
+    """The warnings each app earns from its own claims alone: a shard works them out for its apps."""
+    listed = list(apps)
+    return [
+        *findings.unstable_warnings(listed),
+        *findings.replica_warnings(listed),
+        *findings.ca_bundle_warnings(listed),
+    ]
+
+
+def judge(
+    apps: Mapping[str, AppClaims],
+    own: Iterable[Finding],
+    skipped: Sequence[Skip],
+    live_objects: Sequence[Mapping[str, Any]] | None = None,
+    tracking: Tracking = ANNOTATION_TRACKING,
+) -> Report:
+    """Every app's claims and own warnings -> the report. Across apps, only the objects of `shared_ids`
+    are read for their content; of the others, only who claims them."""
     emitters = by_object(apps.values(), emitted=True)
     renderers = by_object(apps.values(), emitted=False)
-    warnings = [
-        *shared.shared_warnings(renderers, emitters, apps),
-        *findings.unstable_warnings(apps.values()),
-        *findings.replica_warnings(apps.values()),
-        *findings.ca_bundle_warnings(apps.values()),
-    ]
+    warnings = [*shared.shared_warnings(renderers, emitters, apps), *own]
     risks: list[PruneRisk] | None = None
     if live_objects is not None:
         risks, handovers = live.prune_risks(live_objects, apps, emitters, tracking)
@@ -84,10 +101,18 @@ def analyse(
     return Report(
         applications=tuple(rows),
         conflicts=tuple(conflicts(emitters)),
-        warnings=tuple(sorted(set(warnings), key=lambda w: (w.app, w.id.kind, w.id.name, w.message))),
+        warnings=tuple(sorted(set(warnings), key=_warning_order)),
         skipped=tuple(sorted(set(skipped), key=lambda s: (s.app, s.reason))),
         prune_risks=None if risks is None else tuple(sorted(risks, key=_risk_order)),
     )
+
+
+def shared_ids(apps: Iterable[AppClaims]) -> set[ClusterResourceId]:
+    """The objects whose content the analysis across apps reads: those several apps render, and those no
+    app emits (a Namespace's labels for managedNamespaceMetadata)."""
+    listed = list(apps)
+    emitted = by_object(listed, emitted=True)
+    return {key for key, claims in by_object(listed, emitted=False).items() if len(claims) > 1 or key not in emitted}
 
 
 def claims_by_app(renders: Sequence[Rendered], skipped: Sequence[Skip]) -> dict[str, AppClaims]:
@@ -118,5 +143,11 @@ def conflicts(emitters: ByObject) -> Iterator[Conflict]:
         yield Conflict(key, apps=tuple(sorted(claims)))
 
 
+def _warning_order(warning: Finding) -> tuple[str, ...]:
+    """A total order: warnings that tie on what a reader sorts by must not fall in hash order."""
+    key = warning.id
+    return (warning.app, key.kind, key.name, warning.message, warning.code, key.cluster, key.group, key.namespace)
+
+
 def _risk_order(risk: PruneRisk) -> tuple[str, ...]:
-    return (risk.id.cluster, risk.id.group, risk.id.kind, risk.id.name)
+    return (risk.id.cluster, risk.id.group, risk.id.kind, risk.id.name, risk.id.namespace, risk.app, risk.fix)

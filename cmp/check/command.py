@@ -3,7 +3,9 @@ analysis -> report text.
 
 The CLI parses the options and, with what this returns, prints and chooses the exit status; nothing here
 prints or exits. Bad input (manifests, paths, renders that fail) comes back as error lines before any
-report is written, so a report is only ever printed for a fleet that rendered whole.
+report is written, so a report is only ever printed for a fleet that rendered whole. A shard reads and
+validates the whole fleet, renders its own apps and writes their claims document instead of a report;
+the merge turns the shards' documents into the report a single run prints.
 """
 
 from __future__ import annotations
@@ -11,13 +13,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from cmp.check import analysis, applications, charts, inventory, live, renders
+from cmp import __version__
+from cmp.cache.store import Store
+from cmp.check import analysis, applications, charts, document, inventory, live, renders
 from cmp.check import report as reporting
+from cmp.check.analysis import Report
+from cmp.check.applications import Fleet, Skip
 from cmp.check.generators.clusters import read_clusters
-from cmp.check.live import Tracking
-from cmp.check.plan import plan
+from cmp.check.live import ANNOTATION_TRACKING, Tracking
+from cmp.check.merge import merge
+from cmp.check.plan import Plan, plan
+from cmp.check.renders import Rendered
 from cmp.check.repos import Repositories, parse_mapping, remotes_of
+from cmp.check.shards import Shard
 from cmp.inputs.config import cache_root
 
 Progress = Callable[[int, int], None]
@@ -31,6 +41,7 @@ class Outcome:
     conflicts: int = 0
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for stderr, once each
+    notices: list[str] = field(default_factory=list)  # why the render cache could not be used, once each
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +77,7 @@ def check_fleet(
     paths: Sequence[Path],
     root: Path,
     *,
-    json_output: bool,
+    output_format: str = "text",
     raw: bool,
     live: Sequence[Path] | None,
     control_plane_namespace: str,
@@ -77,10 +88,13 @@ def check_fleet(
     environ: Mapping[str, str],
     installation: Installation = Installation(),
     offline: bool = False,
+    shard: Shard | None = None,
+    cache: bool = True,
 ) -> Outcome:
-    """Render every Application under `paths` from the repository at `root` and report on them.
-    `progress` (for a terminal) is called only when a bar is worth showing; `offline` takes published
-    charts from the chart cache only."""
+    """Render every Application under `paths` from the repository at `root` and report on them (or, for a
+    shard, on the apps of that shard, as a claims document). `progress` (for a terminal) is called only
+    when a bar is worth showing; `offline` takes published charts from the chart cache only; `cache` is
+    whether renders go through the render cache."""
     problems: list[str] = []
     repositories = installation.repositories(root, problems)
     tracking = installation.tracking(problems)
@@ -94,15 +108,78 @@ def check_fleet(
     planned = plan(loaded.applications, repositories, raw=raw, helm=helm, timeout=timeout)
     if loaded.errors or planned.errors:
         return Outcome(errors=loaded.errors + planned.errors)
-    ready = charts.prepare(planned.jobs, cache_root=cache_root(environ), env=environ, offline=offline)
+    jobs = planned.jobs if shard is None else [job for job in planned.jobs if shard.holds(job.app.name)]
+    ready = charts.prepare(jobs, cache_root=cache_root(environ), env=environ, offline=offline)  # a shard's own
     if ready.errors:
         return Outcome(errors=ready.errors)
-    wanted = progress is not None and reporting.progress_wanted(True, json_output, environ, len(ready.jobs))
-    rendered = renders.render_all(ready.jobs, workers or renders.default_workers(), progress if wanted else None)
+    quiet = output_format != "text" or shard is not None
+    wanted = progress is not None and reporting.progress_wanted(True, quiet, environ, len(ready.jobs))
+    store = Store.from_env(environ) if cache else None
+    workers = workers or renders.default_workers()
+    rendered = renders.render_all(ready.jobs, workers, progress if wanted else None, store)
+    notices = list(dict.fromkeys([*(store.notices if store else ()), *(n for r in rendered for n in r.notices)]))
     failed = [result.error for result in rendered if result.error]
     if failed:
-        return Outcome(errors=failed)
+        return Outcome(errors=failed, notices=notices)
     skipped = [*loaded.skipped, *planned.skipped, *ready.skipped]
+    if shard is not None:
+        document_text = claims_document(
+            shard, loaded, planned, rendered, live_objects, raw=raw, tracking=tracking, unfetched=ready.skipped
+        )
+        return Outcome(document_text, notes=sorted(loaded.notes), notices=notices)
     report = analysis.analyse(rendered, skipped, live_objects, tracking)
-    text = reporting.to_json(report) if json_output else reporting.to_text(report, raw=raw)
-    return Outcome(text, len(report.conflicts), notes=sorted(loaded.notes))
+    text = formatted(report, output_format, raw)
+    return Outcome(text, len(report.conflicts), notes=sorted(loaded.notes), notices=notices)
+
+
+def merge_claims(paths: Sequence[Path], *, output_format: str = "text") -> Outcome:
+    """The report of a fleet from its shards' claims documents: what a single run would print."""
+    merged = merge(paths)
+    if merged.report is None:
+        return Outcome(errors=merged.errors)
+    text = formatted(merged.report, output_format, merged.raw)
+    return Outcome(text, len(merged.report.conflicts), notes=list(merged.notes))
+
+
+def formatted(report: Report, output_format: str, raw: bool) -> str:
+    if output_format == "json":
+        return reporting.to_json(report)
+    if output_format == "junit":
+        return reporting.to_junit(report, raw=raw)
+    return reporting.to_text(report, raw=raw)
+
+
+def claims_document(
+    shard: Shard,
+    loaded: Fleet,
+    planned: Plan,
+    rendered: Sequence[Rendered],
+    live_objects: Sequence[dict[str, Any]] | None,
+    *,
+    raw: bool,
+    tracking: Tracking = ANNOTATION_TRACKING,
+    unfetched: Sequence[Skip] = (),
+) -> str:
+    """The shard's document: its apps' claims and own warnings, and the skipped sources and live objects
+    that fall to it by the app they name (a live object without a tracking id matters to no shard).
+    `unfetched` are the shard's own sources whose published chart the chart cache lacked (--offline):
+    they are not the fleet's, as the shard fetches only the charts of its own apps."""
+    skipped = [*loaded.skipped, *planned.skipped]
+    apps = analysis.claims_by_app(rendered, [*skipped, *unfetched])
+    places = {app.name: place for place, app in enumerate(loaded.applications)}
+    notes = tuple(sorted(loaded.notes))
+    fleet = document.fleet_digest(loaded.applications, planned.jobs, skipped, live_objects, raw, tracking)
+    tracked = None
+    if live_objects is not None:
+        tracked = [
+            (n, obj)
+            for n, obj in enumerate(live_objects)
+            if (found := live.tracking(obj, tracking)) and shard.holds(found[0])
+        ]
+    return document.write(
+        document.Header(Path("-"), document.VERSION, __version__, fleet, shard, raw, tracking, notes),
+        [(places[name], result) for name, result in apps.items()],
+        analysis.own_warnings(apps.values()),
+        [skip for skip in [*skipped, *unfetched] if shard.holds(skip.app)],
+        tracked,
+    )

@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from cmp import manifests
-from cmp.check import directory, kustomize, sources
+from cmp.cache.store import Store
+from cmp.check import cached, directory, kustomize, sources
 from cmp.check.claims import Claim, Unstable
 from cmp.check.plan import Job
 from cmp.errors import ChartShareError
+from cmp.generate.cached import settings as generate_settings
 from cmp.generate.chart import chart_dir, load_ownership
 from cmp.generate.render import render
 from cmp.helm import template
@@ -49,30 +51,51 @@ MAX_DIFFERING_FIELDS = 5
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
-    """What one job produced: emitted and stripped claims, fields that change between runs, or an error."""
+    """What one job produced: emitted and stripped claims, fields that change between runs, or an error;
+    and why the render cache could not be used, if it could not."""
 
     job: Job
     emitted: tuple[Claim, ...] = ()
     stripped: tuple[Claim, ...] = ()
     unstable: tuple[Unstable, ...] = ()
     error: str | None = None
+    notices: tuple[str, ...] = ()
 
 
-def render_all(jobs: Sequence[Job], workers: int, progress: Callable[[int, int], None] | None = None) -> list[Rendered]:
-    """Render every job, in parallel processes when there is more than one; results in job order."""
-    if workers <= 1 or len(jobs) <= 1:
-        results = []
-        for done, job in enumerate(jobs, 1):
-            results.append(render_job(job))
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """What a job renders from, known before helm runs: the chart folder, the settings of the render (what
+    the render cache keys on), its values files, and for a chartshare source its configuration and rules."""
+
+    chart: Path
+    settings: dict[str, object]
+    values: tuple[Path, ...]
+    config: Config | None = None
+    ownership: Ownership | None = None
+    invocation: template.HelmInvocation | None = None
+
+
+def render_all(
+    jobs: Sequence[Job], workers: int, progress: Callable[[int, int], None] | None = None, store: Store | None = None
+) -> list[Rendered]:
+    """Every job, in job order: the ones whose renders `store` keeps come from it, the others are rendered, in
+    parallel processes when there is more than one, and kept."""
+    ordered: list[Rendered | None] = [reused(job, store) for job in jobs]
+    missed = [position for position, found in enumerate(ordered) if found is None]
+    done = len(jobs) - len(missed)
+    if workers <= 1 or len(missed) <= 1:
+        for position in missed:
+            ordered[position] = render_job(jobs[position], store)
+            done += 1
             if progress:
                 progress(done, len(jobs))
-        return results
-    ordered: list[Rendered | None] = [None] * len(jobs)
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_leave_interrupts_to_the_parent)
+        return [result for result in ordered if result is not None]
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(missed)), initializer=_leave_interrupts_to_the_parent)
     try:
-        futures = {pool.submit(render_job, job): position for position, job in enumerate(jobs)}
-        for done, future in enumerate(as_completed(futures), 1):
+        futures = {pool.submit(render_job, jobs[position], store): position for position in missed}
+        for future in as_completed(futures):
             ordered[futures[future]] = future.result()
+            done += 1
             if progress:
                 progress(done, len(jobs))
     finally:  # on Ctrl-C: drop the queued renders, let the running ones (bounded by helm's deadline) end
@@ -93,53 +116,90 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def render_job(job: Job) -> Rendered:
-    """Render one job; a ChartShareError becomes the job's error message, naming the app."""
+def reused(job: Job, store: Store | None) -> Rendered | None:
+    """The job's render as the render cache keeps it, or None (a miss, or inputs that fail: the render
+    then says what is wrong)."""
+    if store is None or not store.on or job.renderer not in cached.RENDERERS:
+        return None
     try:
-        emitted, stripped, chart, values = _render_once(job)
+        inputs = inputs_of(job)
+    except ChartShareError:
+        return None
+    kept = store.get(cached.key(job, inputs.chart, inputs.settings).key)
+    found = cached.claims(kept) if kept is not None else None
+    if found is None:
+        return None
+    return Rendered(job, *found, notices=tuple(store.notices))
+
+
+def render_job(job: Job, store: Store | None = None) -> Rendered:
+    """Render one job, and keep its claims in `store` when it may; a ChartShareError becomes the job's
+    error message, naming the app (and nothing is kept)."""
+    try:
+        inputs = inputs_of(job)
+        found = None
+        if store is not None and store.on and job.renderer in cached.RENDERERS:
+            found = cached.key(job, inputs.chart, inputs.settings)
+        emitted, stripped = _render_once(job, inputs)
         unstable: tuple[Unstable, ...] = ()
-        if job.renderer in ("chartshare", "helm") and uses_nondeterministic_functions(chart, values):
-            again, _, _, _ = _render_once(job)
+        nondeterministic = job.renderer in cached.RENDERERS and (
+            found.nondeterministic
+            if found is not None
+            else uses_nondeterministic_functions(inputs.chart, inputs.values)
+        )
+        if nondeterministic:
+            again, _ = _render_once(job, inputs)
             unstable = tuple(differences(emitted, again))
-        return Rendered(job, tuple(emitted), tuple(stripped), unstable)
+        if store is None:
+            return Rendered(job, tuple(emitted), tuple(stripped), unstable)
+        if found is not None and cached.may_keep(inputs.ownership, nondeterministic):
+            store.put(found.key, cached.entry(emitted, stripped, unstable))
+        return Rendered(job, tuple(emitted), tuple(stripped), unstable, notices=tuple(store.notices))
     except ChartShareError as error:
         hint = MISSING_DEPENDENCIES_HINT if MISSING_DEPENDENCIES in str(error) else ""
         return Rendered(job, error=f"{job.app.origin}: spec.{job.source.label}: {error}{hint}")
 
 
-def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, ...]]:
-    """(emitted, stripped, chart folder, values files) of one render."""
-    app = job.app
-    stripped: list[Applied] = []
-    ownership: Ownership | None = None
+def inputs_of(job: Job) -> Inputs:
+    """A chartshare source's configuration as generate resolves it from the plugin env Argo CD passes, a
+    Helm source's `helm template` as Argo CD's Helm source runs it, or a kustomize or directory source's
+    folder."""
     if job.renderer == "chartshare":
         config = chartshare_config(job)
         ownership = load_ownership(config)
         chart = chart_dir(config, ownership)
-        kinds = (ownership.cluster_scoped_kinds, ownership.namespaced_kinds) if ownership else ((), ())
-        values = config.template.values_files
-        if job.raw:  # the chart chartshare.yaml names, rendered without its rules
-            stream = template.render(config.helm, template.HelmInvocation(chart, config.template), config.timeout)
-            emitted = manifests.parse(stream)
-        else:
-            outcome = render(config)
-            emitted, stripped = outcome.resources, outcome.stripped
+        return Inputs(chart, generate_settings(config), config.template.values_files, config, ownership)
+    if job.renderer in ("kustomize", "directory"):  # read from the folder, never kept in the render cache
+        return Inputs(job.app_dir, {}, ())
+    if job.remote is None:  # a published chart was checked whole when it was unpacked into the store
+        confine_tree(job.app_dir, job.repo_root, "chart")  # as Argo CD's unpacking refuses links out
+    # Argo CD resolves a published chart's value files in the chart's own folder, `$ref/` ones in Git
+    values_root = job.app_dir if job.remote is not None else job.repo_root
+    invocation = sources.helm_invocation(job.app, job.source, job.app_dir, values_root, job.repo_root)
+    settings: dict[str, object] = invocation.template._asdict()
+    return Inputs(job.app_dir, settings, invocation.template.values_files, invocation=invocation)
+
+
+def _render_once(job: Job, inputs: Inputs) -> tuple[list[Claim], list[Claim]]:
+    """(emitted, stripped) claims of one render."""
+    stripped: list[Applied] = []
+    ownership, config = inputs.ownership, inputs.config
+    kinds = (ownership.cluster_scoped_kinds, ownership.namespaced_kinds) if ownership else ((), ())
+    if config is not None and job.raw:  # the chart chartshare.yaml names, rendered without its rules
+        call = template.HelmInvocation(inputs.chart, config.template)
+        emitted = manifests.parse(template.render(config.helm, call, config.timeout))
+    elif config is not None:
+        outcome = render(config)
+        emitted, stripped = outcome.resources, outcome.stripped
     elif job.renderer == "kustomize":
-        emitted = manifests.parse(kustomize.render(app, job.source, job.app_dir, job.repo_root, job.timeout))
-        chart, kinds, values = job.app_dir, ((), ()), ()
+        emitted = manifests.parse(kustomize.render(job.app, job.source, job.app_dir, job.repo_root, job.timeout))
     elif job.renderer == "directory":
         where = f"spec.{job.source.label}.directory"
         files = directory.manifest_files(job.app_dir, job.repo_root, job.source.directory, where)
         emitted = directory.resources(files, job.app_dir)
-        chart, kinds, values = job.app_dir, ((), ()), ()
     else:
-        if job.remote is None:  # a published chart was checked whole when it was unpacked into the store
-            confine_tree(job.app_dir, job.repo_root, "chart")  # as Argo CD's unpacking refuses links out
-        # Argo CD resolves a published chart's value files in the chart's own folder, `$ref/` ones in Git
-        values_root = job.app_dir if job.remote is not None else job.repo_root
-        invocation = sources.helm_invocation(app, job.source, job.app_dir, values_root, job.repo_root)
-        emitted = manifests.parse(template.render(job.helm, invocation, job.timeout))
-        chart, kinds, values = job.app_dir, ((), ()), invocation.template.values_files
+        assert inputs.invocation is not None
+        emitted = manifests.parse(template.render(job.helm, inputs.invocation, job.timeout))
     everything = [*emitted, *(applied.resource for applied in stripped)]
     scopes = ScopeTable.build(crd_scopes(r.obj for r in everything), *kinds)
     emitted_claims = [claim for r in emitted if (claim := _claim(r, job, scopes)) is not None]
@@ -153,16 +213,7 @@ def _render_once(job: Job) -> tuple[list[Claim], list[Claim], Path, tuple[Path, 
         for applied in stripped
         if (claim := _claim(applied.resource, job, scopes)) is not None
     ]
-    return emitted_claims, stripped_claims, chart, values
-
-
-def chartshare_config(job: Job) -> Config:
-    """What the sidecar would resolve for a chartshare source (its chart cache: check's own)."""
-    env = sources.plugin_env(job.app, job.source)
-    if job.cache_root is not None:
-        env["CHARTSHARE_CACHE"] = str(job.cache_root)
-    given = {"repo-root": str(job.repo_root), "helm": job.helm, "timeout": f"{job.timeout:g}"}
-    return options(job.app_dir, given).resolve(env)
+    return emitted_claims, stripped_claims
 
 
 def _claim(resource: Resource, job: Job, scopes: ScopeTable) -> Claim | None:
@@ -195,3 +246,12 @@ def _diff(left: Any, right: Any, path: str) -> Iterator[str]:
             yield from _diff(a, b, f"{path}[{position}]")
     elif left != right:
         yield path or "(whole object)"
+
+
+def chartshare_config(job: Job) -> Config:
+    """What the sidecar would resolve for a chartshare source (its chart cache: check's own)."""
+    env = sources.plugin_env(job.app, job.source)
+    if job.cache_root is not None:
+        env["CHARTSHARE_CACHE"] = str(job.cache_root)
+    given = {"repo-root": str(job.repo_root), "helm": job.helm, "timeout": f"{job.timeout:g}"}
+    return options(job.app_dir, given).resolve(env)

@@ -1,21 +1,28 @@
-"""`check`'s report as text (for people and CI logs) or JSON (DESIGN.md's fixed shape, for tools).
+"""`check`'s report as text (for people and CI logs), JSON (DESIGN.md's fixed shape, for tools) or JUnit
+XML (for the test reports CI systems show).
 
 Text groups conflicts by cluster, and under each names the apps claiming the object and the
 chartshare.yaml rule that would end the fight, so the report says what to do, not only what is wrong.
+JUnit makes each Application a test case that fails once for every conflict it is part of.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any
+from xml.etree import ElementTree
 
 from cmp.check.analysis import AppRow, Conflict, Report
 from cmp.check.findings import Finding, match_flow, scalar
 from cmp.check.plan import PLUGIN_NAME
 
 PROGRESS_MIN_JOBS = 8  # below this a progress bar only flickers
+JUNIT_SUITE = "chartshare check"
+# What XML 1.0 cannot hold, not even escaped (a chart's values can carry it into a message).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def progress_wanted(is_tty: bool, json_output: bool, environ: Mapping[str, str], jobs: int) -> bool:
@@ -56,6 +63,66 @@ def to_json(report: Report) -> str:
     if report.prune_risks is not None:
         payload["prune_risks"] = [{**r.id._asdict(), "app": r.app, "fix": r.fix} for r in report.prune_risks]
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def to_junit(report: Report, *, raw: bool = False) -> str:
+    """One test case per Application (named by it, its class the destination cluster), failing once per
+    conflict it is part of, with the fix; its warnings, skipped sources and prune risks in its system-out.
+    An app none of whose sources check renders is a skipped test case; the summary line is the suite's."""
+    renderers = {row.name: row.renderer for row in report.applications}
+    conflicts: dict[str, list[Conflict]] = {}
+    for conflict in report.conflicts:
+        for app in conflict.apps:
+            conflicts.setdefault(app, []).append(conflict)
+    notes: dict[str, list[str]] = {}
+    for app, warnings in groupby(report.warnings, key=lambda warning: warning.app):
+        notes.setdefault(app, []).extend(["WARNINGS", *_warning_lines(list(warnings))])
+    for skip in report.skipped:
+        notes.setdefault(skip.app, []).append(f"SKIPPED {skip.reason}")
+    for risk in report.prune_risks or ():
+        notes.setdefault(risk.app, []).append(f"PRUNE RISK {risk.id} on its next sync with prune; first: {risk.fix}")
+    cases: list[ElementTree.Element] = []
+    for row in report.applications:
+        case = _element("testcase", {"name": row.name, "classname": row.cluster})
+        for conflict in conflicts.get(row.name, []):
+            others = ", ".join(app for app in conflict.apps if app != row.name)
+            failure = _element(
+                "failure", {"type": "conflict", "message": f"{conflict.id} is also claimed by {others}"}, case
+            )
+            claimed = f"{conflict.id} on cluster {row.cluster} is claimed by {', '.join(conflict.apps)}"
+            failure.text = _xml_text("\n".join([claimed, *suggestion(conflict, renderers, raw)]))
+        if row.name in notes:
+            _element("system-out", {}, case).text = _xml_text("\n".join(notes.pop(row.name)) + "\n")
+        cases.append(case)
+    for app, reasons in groupby(report.skipped, key=lambda skip: skip.app):
+        if app in renderers:
+            continue
+        case = _element("testcase", {"name": app})
+        _element("skipped", {"message": "; ".join(skip.reason for skip in reasons)}, case)
+        notes.pop(app, None)
+        cases.append(case)
+    cases.sort(key=lambda case: (case.get("name", ""), case.get("classname", "")))
+    failed = sum(1 for case in cases if case.find("failure") is not None)
+    skipped = sum(1 for case in cases if case.find("skipped") is not None)
+    counts = {"tests": str(len(cases)), "failures": str(failed), "errors": "0"}
+    suites = _element("testsuites", {"name": JUNIT_SUITE, **counts})
+    suite = _element("testsuite", {"name": JUNIT_SUITE, **counts, "skipped": str(skipped)}, suites)
+    suite.extend(cases)
+    leftover = [line for lines in notes.values() for line in lines]  # warnings about an app no case stands for
+    _element("system-out", {}, suite).text = _xml_text("\n".join([*leftover, _summary(report, raw)]) + "\n")
+    ElementTree.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
+
+
+def _element(tag: str, attributes: Mapping[str, str], parent: ElementTree.Element | None = None) -> ElementTree.Element:
+    clean = {name: _xml_text(value) for name, value in attributes.items()}
+    if parent is None:
+        return ElementTree.Element(tag, clean)
+    return ElementTree.SubElement(parent, tag, clean)
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
 
 
 def to_text(report: Report, *, raw: bool = False) -> str:

@@ -145,6 +145,7 @@ def parameters(
 class CheckFormat(enum.StrEnum):
     text = "text"
     json = "json"
+    junit = "junit"
 
 
 def _progress(done: int, total: int) -> None:
@@ -157,11 +158,18 @@ def _progress(done: int, total: int) -> None:
 
 @app.command()
 def check(
-    paths: Annotated[list[Path], typer.Argument(help="Application / ApplicationSet files or folders (recursive).")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Application / ApplicationSet files or folders (recursive); with --merge, claims documents."
+        ),
+    ],
     repo_root: Annotated[
         Path, typer.Option("--repo-root", help="The local repository the apps' source paths are in.")
     ] = Path("."),
-    output_format: Annotated[CheckFormat, typer.Option("--format", help="Report format.")] = CheckFormat.text,
+    output_format: Annotated[
+        Optional[CheckFormat], typer.Option("--format", help="Report format (default text).")
+    ] = None,
     raw: Annotated[
         bool, typer.Option("--raw", help="Ignore every chartshare.yaml: the contention it removes.")
     ] = False,
@@ -207,18 +215,55 @@ def check(
     offline: Annotated[
         bool, typer.Option("--offline", help="Published charts from the chart cache only; skip the others.")
     ] = False,
+    shard: Annotated[
+        Optional[str],
+        typer.Option("--shard", metavar="I/N", help="Render shard I of N only; print its claims document."),
+    ] = None,
+    merge: Annotated[
+        bool, typer.Option("--merge", help="PATHS are the shards' claims documents: print the fleet's report.")
+    ] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Render every source, neither reading nor keeping the render cache.")
+    ] = False,
 ) -> int:
     """Render every Application from Git and report objects two of them would both claim (exit 1)."""
-    from cmp.check.command import Installation, check_fleet
+    from cmp.check import shards
+    from cmp.check.command import Installation, check_fleet, merge_claims
     from cmp.inputs.config import DEFAULT_TIMEOUT, default_helm
 
+    chosen = (output_format or CheckFormat.text).value
+    if merge:
+        shard_side = {
+            "--shard": shard,
+            "--live": live,
+            "--raw": raw,
+            "--clusters": clusters,
+            "--repo": repo,
+            "--tracking-method": tracking_method,
+            "--instance-label-key": instance_label_key,
+            "--installation-id": installation_id,
+            "--argocd-cm": argocd_cm,
+            "--offline": offline,
+        }
+        given = [flag for flag, value in shard_side.items() if value]
+        if given:
+            raise UsageError(f"--merge takes {given[0]} from the shards' claims documents: leave it out here")
+        outcome = merge_claims(paths, output_format=chosen)
+        _refuse(outcome.errors)
+        for note in outcome.notes:
+            exits.say(f"note: {note}")
+        sys.stdout.write(outcome.text)
+        return 1 if outcome.conflicts else 0
+    part = shards.parse(shard) if shard is not None else None
+    if part is not None and output_format is not None:
+        raise UsageError("--format is the report's: a shard prints its claims document; give --format to --merge")
     root = repo_root.resolve()
     if not root.is_dir():
         raise UsageError(f"--repo-root {repo_root} is not a directory")
     outcome = check_fleet(
         paths,
         root,
-        json_output=output_format is CheckFormat.json,
+        output_format=chosen,
         raw=raw,
         live=live,
         control_plane_namespace=control_plane_namespace,
@@ -236,7 +281,11 @@ def check(
             argocd_cm=argocd_cm,
         ),
         offline=offline,
+        shard=part,
+        cache=not no_cache,
     )
+    for notice in outcome.notices:
+        exits.say(notice)
     _refuse(outcome.errors)
     for note in outcome.notes:
         exits.say(f"note: {note}")

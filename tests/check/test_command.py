@@ -27,7 +27,6 @@ def test_bad_input_comes_back_as_error_lines_and_no_report() -> None:
     outcome = check_fleet(
         [cases / "argocd"],
         ROOT,
-        json_output=False,
         raw=False,
         live=[cases / "absent.yaml"],
         control_plane_namespace="argocd",
