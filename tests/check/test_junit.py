@@ -10,7 +10,7 @@ from xml.etree import ElementTree
 
 import pytest
 import xmlschema
-from fleet_builders import app, claim, rendered
+from fleet_builders import app, claim, path_with_kubectl, rendered
 
 from cmp.check import analysis, report
 from cmp.check.applications import Skip
@@ -30,16 +30,17 @@ def _cases(xml: str) -> dict[str, ElementTree.Element]:
     ("cwd", "args"),
     [
         (CASES / "shared-copies", ["argocd"]),
-        (CASES / "sources", ["argocd"]),
+        (CASES / "sources", ["argocd", "--offline"]),
         (ROOT, ["examples/shoong-delivery/argocd", "--live", "examples/shoong-delivery/live/dev-cluster.yaml"]),
     ],
     ids=["conflicts", "skipped", "prune-risks"],
 )
 def test_the_junit_report_of_a_real_fleet_validates_against_the_junit_schema(
-    helm: str, cwd: Path, args: list[str]
+    tmp_path: Path, helm: str, cwd: Path, args: list[str]
 ) -> None:
-    as_json = run_cli(["check", *args, "--format", "json"], env={"CHARTSHARE_HELM": helm}, cwd=cwd)
-    junit = run_cli(["check", *args, "--format", "junit"], env={"CHARTSHARE_HELM": helm}, cwd=cwd)
+    env = {"CHARTSHARE_HELM": helm, "PATH": path_with_kubectl(), "CHARTSHARE_CACHE": str(tmp_path / "cache")}
+    as_json = run_cli(["check", *args, "--format", "json"], env=env, cwd=cwd)
+    junit = run_cli(["check", *args, "--format", "junit"], env=env, cwd=cwd)
     assert (junit.exit_code, junit.stderr) == (as_json.exit_code, "")
     SCHEMA.validate(junit.stdout)
     payload = json.loads(as_json.stdout)

@@ -27,6 +27,7 @@ FLEET = [
     "https://git.example.com/platform/fleet.git=examples/fleet",
     "--clusters",
     "examples/fleet/clusters/clusters.yaml",
+    "--offline",
     "--live",
     "examples/fleet/live/prod-eu-labels.yaml",
     "--argocd-cm",
@@ -56,7 +57,7 @@ def _shards(
 def test_the_merged_shards_print_the_single_runs_report_and_exit_status(
     tmp_path: Path, helm: str, cwd: Path, args: list[str], count: int, status: int
 ) -> None:
-    env = {"CHARTSHARE_HELM": helm, "PATH": path_with_kubectl()}
+    env = {"CHARTSHARE_HELM": helm, "PATH": path_with_kubectl(), "CHARTSHARE_CACHE": str(tmp_path / "cache")}
     single = run_cli(["check", *args], env=env, cwd=cwd)
     paths = [str(path) for path in _shards(tmp_path, args, count, env, cwd, single.stderr)]
     for output_format in ("text", "json", "junit"):
