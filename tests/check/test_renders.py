@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import tarfile
 from pathlib import Path
 
 from fleet_builders import app, claim
@@ -11,7 +9,6 @@ from fleet_builders import app, claim
 from cmp.check import inventory, renders
 from cmp.check.plan import Job, plan
 from cmp.check.repos import Repositories
-from cmp.helm import nondeterminism
 from cmp.model import ClusterResourceId
 from conftest import TESTS, make_source
 
@@ -68,24 +65,6 @@ def test_a_failed_render_names_the_application_and_its_source(helm: str) -> None
     error = renders.render_job(job).error
     assert error is not None and error.startswith("apps.yaml: Application a: spec.source: ")
     assert "missing.yaml" in error
-
-
-def test_random_functions_are_found_in_actions_of_packed_subcharts(tmp_path: Path) -> None:
-    (tmp_path / "plain" / "templates").mkdir(parents=True)
-    (tmp_path / "plain" / "templates" / "a.yaml").write_text("# now and then\nkind: ConfigMap\n")
-    assert not nondeterminism.uses_nondeterministic_functions(tmp_path / "plain", ())
-    data = b"password: {{ randAlphaNum 16 }}\n"
-    packed = io.BytesIO()
-    with tarfile.open(fileobj=packed, mode="w:gz") as archive:
-        info = tarfile.TarInfo("sub/templates/secret.yaml")
-        info.size = len(data)
-        archive.addfile(info, io.BytesIO(data))
-    (tmp_path / "packed" / "charts").mkdir(parents=True)
-    (tmp_path / "packed" / "charts" / "sub-1.0.0.tgz").write_bytes(packed.getvalue())
-    assert nondeterminism.uses_nondeterministic_functions(tmp_path / "packed", ())
-    values = tmp_path / "values.yaml"
-    values.write_text("token: '{{ uuidv4 }}'\n")
-    assert nondeterminism.uses_nondeterministic_functions(tmp_path / "plain", (values,))
 
 
 def test_differences_name_the_fields_that_changed() -> None:
