@@ -12,7 +12,7 @@ import inspect
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import click
 import typer
@@ -22,6 +22,9 @@ from cmp.cli import exits
 from cmp.errors import BadInput, UsageError
 from cmp.inputs.options import Given, options
 from cmp.inputs.parameters import BY_OPTION, GENERATE_OPTIONS, Parameter
+
+if TYPE_CHECKING:
+    from cmp.check.command import Outcome as CheckOutcome
 
 app = typer.Typer(
     name="chartshare",
@@ -248,12 +251,7 @@ def check(
         given = [flag for flag, value in shard_side.items() if value]
         if given:
             raise UsageError(f"--merge takes {given[0]} from the shards' claims documents: leave it out here")
-        outcome = merge_claims(paths, output_format=chosen)
-        _refuse(outcome.errors)
-        for note in outcome.notes:
-            exits.say(f"note: {note}")
-        sys.stdout.write(outcome.text)
-        return 1 if outcome.conflicts else 0
+        return _checked(merge_claims(paths, output_format=chosen))
     part = shards.parse(shard) if shard is not None else None
     if part is not None and output_format is not None:
         raise UsageError("--format is the report's: a shard prints its claims document; give --format to --merge")
@@ -284,19 +282,20 @@ def check(
         shard=part,
         cache=not no_cache,
     )
+    return _checked(outcome)
+
+
+def _checked(outcome: CheckOutcome) -> int:
+    """check's ending: the cache notices, then bad input (every problem, nothing on stdout, exit 2), or the
+    notes and the report (exit 1 with a conflict)."""
     for notice in outcome.notices:
         exits.say(notice)
-    _refuse(outcome.errors)
+    if outcome.errors:
+        raise BadInput(outcome.errors)
     for note in outcome.notes:
         exits.say(f"note: {note}")
     sys.stdout.write(outcome.text)
     return 1 if outcome.conflicts else 0
-
-
-def _refuse(problems: list[str]) -> None:
-    """Bad input: every problem on stderr, nothing on stdout, exit 2."""
-    if problems:
-        raise BadInput(problems)
 
 
 def run_typer(argv: list[str]) -> int:
