@@ -64,6 +64,21 @@ def run_cli(
     return Result(completed.returncode, completed.stdout, completed.stderr)
 
 
+def realcharts() -> Path | None:
+    """The folder of real public charts (index.yaml, the packaged charts, their values files):
+    `$CHARTSHARE_REALCHARTS`, else the first `shared/realcharts` beside the repository root or beside one
+    of its ancestors; None when there is none (a user's clone)."""
+    given = os.environ.get("CHARTSHARE_REALCHARTS")
+    if given:
+        folder = Path(given)
+        return folder if (folder / "index.yaml").is_file() else None
+    for place in (ROOT, *ROOT.parents):
+        folder = place.parent / "shared" / "realcharts"
+        if (folder / "index.yaml").is_file():
+            return folder
+    return None
+
+
 def helm_template(helm: str, chart: Path, *args: str) -> str:
     """Raw `helm template` output, the reference chartshare is compared with."""
     return subprocess.run(

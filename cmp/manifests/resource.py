@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmp.manifests import exact
 from cmp.model import ResourceId, split_api_version
 
+if TYPE_CHECKING:
+    from cmp.manifests.stream import Stream
+
 
 class Head(NamedTuple):
-    """What a cheap scan of a document's text found, exactly as a full parse would give it.
+    """What the scan of a document's text found, exactly as a full parse would give it.
 
     `api_version` and `kind` are the parsed top-level values (None when absent); `name`, `namespace` and
     `generate_name` those of `metadata`; `metadata` is the span of the top-level `metadata` entry in the text,
     which the emitter replaces when only metadata changed; `spec` holds, for a CRD, the `group`, `names` and
-    `scope` of its spec (what scope detection reads), so the schema below them is never parsed. (A tuple:
-    one is made per document.)
+    `scope` of its spec (what scope detection reads), so the schema below them is never parsed; `floor` is
+    the shallowest indentation a quote or flow spanning lines may reach (structure.py): every line
+    shallower than it is structure, which text edits rely on. (A tuple: one is made per document.)
     """
 
     api_version: Any
@@ -26,6 +30,16 @@ class Head(NamedTuple):
     generate_name: Any
     metadata: tuple[int, int] | None
     spec: dict[str, Any] | None = None
+    floor: int = 0
+
+
+class Place(NamedTuple):
+    """Where a resource stands in the stream it was read from: its piece, and its position among the
+    items when that piece is a List."""
+
+    stream: Stream
+    piece: int
+    item: int | None = None
 
 
 class Resource:
@@ -36,13 +50,28 @@ class Resource:
     that block); a patch carried out on the text replaces it (`text_edited`); any other change drops
     `text`, and the object is re-serialised whole.
 
-    A resource read by the cheap header scan (`head`) parses its text only when something asks for `obj`:
-    most documents of a render are only identified and passed through, and parsing them would cost more
-    than helm's whole render. `metadata` is parsed on its own, so protecting or renaming a large CRD
-    never parses its schema.
+    A resource read by the scan (`head`) parses its text only when something asks for `obj`: most
+    documents of a render are only identified and passed through, and parsing them would cost more than
+    helm's whole render. `metadata` is parsed on its own, so protecting or renaming a large CRD never
+    parses its schema. Every parse is recorded: `read_exactly` when the whole document was read by the
+    exact reading, `metadata_read` when its metadata was, so that tests (and the bench) can hold what a
+    rule costs to what it changes.
     """
 
-    __slots__ = ("_ids", "_meta", "_obj", "head", "index", "metadata_changed", "source", "text", "text_edited")
+    __slots__ = (
+        "_ids",
+        "_meta",
+        "_obj",
+        "head",
+        "index",
+        "metadata_changed",
+        "metadata_read",
+        "place",
+        "read_exactly",
+        "source",
+        "text",
+        "text_edited",
+    )
 
     def __init__(
         self,
@@ -54,6 +83,7 @@ class Resource:
         *,
         head: Head | None = None,
         metadata: dict[str, Any] | None = None,
+        place: Place | None = None,
     ) -> None:
         if obj is None and (head is None or text is None):
             raise ValueError("a resource needs its object, or a head and the text to parse it from")
@@ -80,6 +110,9 @@ class Resource:
         self.index = index
         self.metadata_changed = metadata_changed
         self.text_edited = False  # `text` is no longer helm's: a patch was carried out on it
+        self.place = place
+        self.read_exactly = False  # the whole document was parsed from helm's text
+        self.metadata_read = metadata is not None
 
     def __repr__(self) -> str:
         return f"Resource({self.id}, source={self.source!r}, index={self.index}, changed={self.changed})"
@@ -90,6 +123,7 @@ class Resource:
         if self._obj is None:
             assert self.text is not None  # guaranteed by __init__ and mark_changed
             obj = exact.load_object(self.text, self.source)
+            self.read_exactly = True
             if self._meta is not None:  # keep edits made to the metadata parsed alone
                 obj["metadata"] = self._meta
             self._obj = obj
@@ -154,6 +188,7 @@ class Resource:
         if self._obj is None and self.head is not None and self.text is not None:
             if self._meta is None:
                 self._meta = exact.load_metadata(self.text, self.head.metadata, self.source)
+                self.metadata_read = True
                 self._ids = None  # the caller may edit it
             return self._meta
         meta = self.obj.get("metadata")
@@ -217,6 +252,16 @@ class Resource:
         else:
             self.obj  # noqa: B018  # parse before the text goes: the object is all that will be left
             self.text = None
+
+
+def exact_readings(resources: Iterable[Resource]) -> int:
+    """How many documents of the render the exact reading read whole (a List counts once)."""
+    documents = set()
+    for resource in resources:
+        if resource.read_exactly:
+            place = resource.place
+            documents.add((id(place.stream), place.piece) if place is not None else id(resource))
+    return len(documents)
 
 
 def searchable(words: Iterable[str]) -> tuple[str, ...] | None:

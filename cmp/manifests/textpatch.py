@@ -5,13 +5,14 @@ which costs more than helm's render. Most patches add, replace or remove a mappi
 plain keys (`/spec/template/spec/nodeSelector`), and helm writes documents in block style, so the entry
 can be found line by line and only it rewritten: the rest of the document keeps helm's bytes.
 
-Only documents the header scan already read as plain (no quote or flow spanning lines, no anchors, aliases
-or tags) come here. Each step reads the mapping's lines at its indentation in one pass, and finds its key
-among them, after making sure no line there could hide a key from that reading (a quoted, complex or merge
-key) and no line sits shallower; anything else (a sequence index, `move`/`copy`, a key YAML would read
-as a bool or number, a flow or empty value on the way, a comment where an entry seems to end, an operation
-that would fail) answers None, and the caller applies the patch to the parsed object as before, with its exact errors.
-Property tests hold the result to jsonpatch's on the full parse.
+Only documents the scan read come here (so no alias shares a node the text would edit in one place
+only). Each step reads the lines of a mapping at its indentation in one pass, which the scan's floor
+(structure.py) makes trustworthy when the mapping lies above it, and finds its key among them, after
+making sure no line there could hide a key from that reading (a quoted, complex or merge key) and no line
+sits shallower. Anything else (a sequence index, `move`/`copy`, a key YAML would read as a bool or number,
+a flow or empty value on the way, a comment where an entry seems to end, an operation that would fail)
+answers None, and the caller applies the patch to the parsed object, which also gives
+the exact errors. Property tests hold the result to jsonpatch's on the full parse.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any, NamedTuple
 import yaml
 
 from cmp import goyaml
-from cmp.manifests import FIRST_CHILD, GLUED, ITEM_AT, KEY_LINE, Span, dedented, scan
+from cmp.manifests.identity import scan
+from cmp.manifests.lines import FIRST_CHILD, ITEM_AT, KEY_LINE, Span, dedented
 from cmp.manifests.resource import Resource
 from cmp.pointers import pointer_parts
 
@@ -35,21 +37,20 @@ _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
 _RESERVED = frozenset({"apiVersion", "kind", "metadata", "items"})
 
 
-def apply(text: str, operations: Sequence[dict[str, Any]]) -> str | None:
+def apply(text: str, operations: Sequence[dict[str, Any]], floor: int) -> str | None:
     """The document's text with the operations carried out (the same text when they change nothing), or
-    None when they must be applied to the parsed object instead."""
-    glued = GLUED.match(text)
-    prefix = text[: glued.end()] if glued else ""
-    padded = "\n" + text[len(prefix) :]
+    None when they must be applied to the parsed object instead. `floor` is the document's (structure.py):
+    only mappings indented less than it are read line by line."""
+    padded = "\n" + text
     for operation in operations:
         tokens = _tokens(operation)
         if tokens is None:
             return None
-        result = _apply_one(padded, operation["op"], tokens, operation.get("value"))
+        result = _apply_one(padded, operation["op"], tokens, operation.get("value"), floor)
         if result is None:
             return None
         padded = result
-    return prefix + padded[1:]
+    return padded[1:]
 
 
 def _tokens(operation: dict[str, Any]) -> list[str] | None:
@@ -86,15 +87,15 @@ class _Block(NamedTuple):
     indent: int
 
 
-def _apply_one(padded: str, op: str, tokens: list[str], value: Any) -> str | None:
+def _apply_one(padded: str, op: str, tokens: list[str], value: Any, floor: int) -> str | None:
     try:
         block = _Block(0, len(padded), 0)
         for token in tokens[:-1]:
-            span = _entry(_lines(padded, block), token, block.end)
+            span = _entry(_lines(padded, block, floor), token, block.end)
             if span is None:
                 return None  # a missing parent: jsonpatch's own error says so
             block = _inner(padded, span, block.indent)
-        lines = _lines(padded, block)
+        lines = _lines(padded, block, floor)
         existing = _entry(lines, tokens[-1], block.end)
     except _Unsure:
         return None
@@ -125,17 +126,19 @@ def _apply_one(padded: str, op: str, tokens: list[str], value: Any) -> str | Non
 
 # What starts a line at a block's indentation, besides a plain key: an indentless sequence's item, a comment,
 # and characters that may hide a key from a plain-key reading (a quoted, complex or merge key, a flow, a
-# tag, an anchor or alias, a block scalar; the header scan refused most of these already).
+# tag, an anchor or alias, a block scalar).
 _ITEM, _COMMENT, _OTHER = "-", "#", "?"
 _ODD_START = frozenset("\"'?<{[!&*|>%@`")
 _LINES: dict[int, re.Pattern[str]] = {}
 
 
-def _lines(padded: str, block: _Block) -> list[tuple[str, int]]:
+def _lines(padded: str, block: _Block, floor: int) -> list[tuple[str, int]]:
     """What each line of the block at its indentation holds (a plain key, _ITEM, _COMMENT or _OTHER) and
     the offset of the newline before it, read in one pass; _Unsure when a line sits shallower or may hide
-    a key."""
+    a key, or the floor does not lie below the block (a quote or flow may reach its lines)."""
     indent = block.indent
+    if indent >= floor:
+        raise _Unsure
     pattern = _LINES.get(indent)
     if pattern is None:
         pattern = _LINES[indent] = re.compile(rf"\n[ ]{{0,{indent}}}+(?=[^ \n])")
@@ -257,12 +260,12 @@ def patch_resource(resource: Resource, operations: Sequence[dict[str, Any]]) -> 
     text can take; False leaves it to the object path (which also gives every error)."""
     if resource.parsed or resource.text is None or resource.head is None:
         return False
-    patched = apply(resource.text, operations)
+    patched = apply(resource.text, operations, resource.head.floor)
     if patched is None:
         return False
     if patched != resource.text:
         scanned = scan(patched)
-        if scanned is None or scanned[0][:5] != resource.head[:5]:  # identity must read as before
-            return False
-        resource.edit_text(patched, scanned[0])
+        if scanned is None or scanned.items is not None or scanned.head[:5] != resource.head[:5]:
+            return False  # identity must read as before
+        resource.edit_text(patched, scanned.head)
     return True

@@ -1,206 +1,23 @@
-"""The cheap header scan is held to the full parse, and the metadata splice to a full re-serialisation.
+"""The scan is held to the exact reading, and the metadata splice to a full re-serialisation.
 
-Documents are generated as loose YAML text rich in the constructs that defeat a line-by-line reading:
-quotes and flows that continue on later lines (libyaml lets them continue at column 0), block scalars,
-multi-line plain scalars, comments, anchors, aliases, tags, duplicate and look-alike keys, odd indentation.
-The oracle is the real parser: whenever the scan says it is sure and the document parses, every field the
-scan read must equal the parsed one. Text that does not parse makes no claim either way.
+On loose text (shapes.py), much of it broken, the scan must never read a field otherwise than the exact
+reading whenever it answers and the document parses (text that does not parse makes no claim either way).
+On valid block-style documents, whatever their deep content, it must always answer, and read exactly
+what the exact reading reads: every document of such a render is identified without being parsed.
 """
 
 from __future__ import annotations
 
-import os
-import re
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
+from shapes import SETTINGS, any_documents, block_documents
 
 from cmp import goyaml, manifests
 from cmp.manifests import Resource
 from cmp.ownership.scope import crd_scopes
-
-SCALARS = [
-    "v1",
-    "apps/v1",
-    "apiextensions.k8s.io/v1",
-    "Deployment",
-    "CustomResourceDefinition",
-    "web",
-    "web-1",
-    "kube-system",
-    "a.b/c",
-    "x:y",
-    "a b",
-    '"Deployment"',
-    "'Deployment'",
-    '"web"',
-    "'web'",
-    '""',
-    "''",
-    '"a\\"b"',
-    "'it''s'",
-    '"tab\\there"',
-    "true",
-    "yes",
-    "No",
-    "on",
-    "1",
-    "017",
-    "0x1F",
-    "1e3",
-    "1:20",
-    "1.5",
-    ".inf",
-    "2024-01-02",
-    "null",
-    "~",
-    "",
-    "=",
-    "a #comment",
-    "web # trailing",
-    "a: b",
-    "&anchor web",
-    "*anchor",
-    "!!str 5",
-    "!!int 5",
-    "[a, b]",
-    "[]",
-    "{}",
-    "{a: 1}",
-    '["x", "y"]',
-    "[a, [b]]",
-    "|\n  text: here\n  kind: Inside",
-    "|-\n    kind: Inside\n\n    more",
-    ">\n  folded\n  line",
-    "|2\n   indented",
-    "|\n",
-    '"multi\nkind: Hidden"',
-    "'multi\nname: hidden'",
-    '"multi\n  line"',
-    "'it''s\n  wrapped'",
-    '"escaped \\\n  break"',
-    '"blank\n\n  line"',
-    '"wrapped\n  kind: Hidden" # comment',
-    '"wrapped\n  line" junk',
-    '!!str "tagged\n  wrapped"',
-    '\n"on its own line\nkind: Hidden"',
-    '\n"on its own line\n  deeper"',
-    '\n  "on its own line\nshallower"',
-    "[a,\nkind: Hidden]",
-    "{a: 1,\n  b: 2}",
-    "plain\n  continued",
-    "plain\nkind: Broken",
-    '"ends with space "',
-    '"back\\\\"',
-    "'\"'",
-    "a'b",
-    'a"b',
-    "- item",
-]
-TOP_KEYS = ["apiVersion", "kind", "metadata", "spec", "items", "data", "status", "rules", "x"]
-ODD_KEYS = ['"kind"', "kind ", "? kind", "<<", "&a kind", "kind:x", "Kind", "apiVersion", "metadata"]
-META_KEYS = ["name", "namespace", "generateName", "labels", "annotations", "finalizers", "uid", '"name"', "name "]
-STRAY_LINES = ["# comment", "", "  # indented comment", "---", "...", "%YAML 1.1", "\tkey: tab", "- loose", "  "]
-
-scalars = st.sampled_from(SCALARS)
-
-
-def _indented(value: str, indent: int) -> str:
-    """A value's continuation lines pushed right (most of the time) or left where they are."""
-    first, *rest = value.split("\n")
-    return "\n".join([first, *(" " * indent + line if line else line for line in rest)])
-
-
-@st.composite
-def mappings(draw: st.DrawFn, keys: list[str], depth: int, indent: int) -> str:
-    """A block mapping's lines at `indent`, values of every style, sometimes nested or sequence-valued."""
-    lines = []
-    for _ in range(draw(st.integers(0, 5))):
-        key = draw(st.sampled_from(keys))
-        kind = draw(st.integers(0, 9))
-        pad = " " * indent
-        if kind <= 5 or depth == 0:
-            value = draw(scalars)
-            shift = draw(st.sampled_from([indent + 2, indent + 2, 0, indent]))
-            lines.append(f"{pad}{key}: {_indented(value, shift)}".rstrip(" ") if value else f"{pad}{key}:")
-        elif kind <= 7:
-            child = draw(st.sampled_from([indent + 1, indent + 2, indent + 4]))
-            lines.append(f"{pad}{key}:")
-            lines.append(draw(mappings(["a", "b", "name", "kind", "app.kubernetes.io/name"], depth - 1, child)))
-        else:
-            item_indent = draw(st.sampled_from([indent, indent + 2]))
-            lines.append(f"{pad}{key}:")
-            for _ in range(draw(st.integers(1, 3))):
-                lines.append(f"{' ' * item_indent}- {_indented(draw(scalars), item_indent + 2)}")
-        if draw(st.integers(0, 7)) == 0:
-            lines.append(draw(st.sampled_from(STRAY_LINES)))
-    return "\n".join(line for line in lines if line is not None)
-
-
-@st.composite
-def documents(draw: st.DrawFn) -> str:
-    """A document: a `# Source:` line, then top-level entries in any order, with stray lines between."""
-    lines = ["# Source: chart/templates/x.yaml"] if draw(st.booleans()) else []
-    for _ in range(draw(st.integers(1, 6))):
-        roll = draw(st.integers(0, 11))
-        if roll == 0:
-            key = draw(st.sampled_from(ODD_KEYS))
-        else:
-            key = draw(st.sampled_from(TOP_KEYS if roll > 3 else ["apiVersion", "kind", "metadata"]))
-        if key in ("metadata", "spec") and draw(st.integers(0, 4)) > 0:
-            lines.append(f"{key}:")
-            indent = draw(st.sampled_from([1, 2, 2, 2, 4]))
-            body_keys = META_KEYS if key == "metadata" else ["group", "names", "scope", "versions", "kind"]
-            lines.append(draw(mappings(body_keys, 2, indent)))
-        elif key == "kind" and draw(st.booleans()):
-            lines.append(f"kind: {draw(st.sampled_from(['CustomResourceDefinition', 'Deployment', 'List']))}")
-        else:
-            value = draw(scalars)
-            lines.append(f"{key}: {_indented(value, draw(st.sampled_from([0, 2])))}" if value else f"{key}:")
-        if draw(st.integers(0, 5)) == 0:
-            lines.append(draw(st.sampled_from(STRAY_LINES)))
-    text = "\n".join(line for line in lines if line)
-    return text + "\n" if draw(st.integers(0, 9)) else text
-
-
-SIMPLE = ["v1", "apps/v1", "Deployment", "CustomResourceDefinition", "web", '"1.0"', "'x'", "a.b/c-d"]
-
-
-@st.composite
-def helm_documents(draw: st.DrawFn) -> str:
-    """What helm mostly prints: `apiVersion`, `kind`, a block `metadata`, then a body; with a twist now and
-    then (a tricky value, an odd line, a look-alike key) so both the fast and the careful reading are held
-    to the parser."""
-    simple = st.sampled_from(SIMPLE)
-    tricky = st.one_of(*[simple] * 8, scalars)
-    lines = ["# Source: chart/templates/x.yaml"] if draw(st.booleans()) else []
-    lines.append(f"apiVersion: {draw(tricky)}")
-    lines.append(f"kind: {draw(tricky)}")
-    lines.append("metadata:")
-    indent = " " * draw(st.sampled_from([2, 2, 4, 1]))
-    keys = draw(st.lists(st.sampled_from([*META_KEYS, "name", "namespace", "labels"]), max_size=5))
-    for key in draw(st.permutations(["name", *keys])) if draw(st.integers(0, 4)) else keys:
-        if key in ("labels", "annotations"):
-            lines.append(f"{indent}{key}:")
-            for _ in range(draw(st.integers(0, 3))):
-                lines.append(f"{indent}  {draw(st.sampled_from(['a', 'app.kubernetes.io/name', 'b']))}: {draw(tricky)}")
-        else:
-            lines.append(f"{indent}{key}: {_indented(draw(tricky), len(indent) + 2)}")
-        if draw(st.integers(0, 19)) == 0:
-            lines.append(draw(st.sampled_from(STRAY_LINES)))
-    if draw(st.booleans()):
-        lines.append("spec:")
-        lines.append(draw(mappings(["group", "names", "scope", "versions", "replicas", "kind", "name"], 2, 2)))
-    for _ in range(draw(st.integers(0, 2))):
-        key = draw(st.sampled_from(TOP_KEYS * 4 + ODD_KEYS))
-        lines.append(f"{key}: {_indented(draw(tricky), draw(st.sampled_from([0, 2])))}")
-    text = "\n".join(line for line in lines if line)
-    return text + "\n" if draw(st.integers(0, 9)) else text
-
-
-any_documents = st.one_of(documents(), helm_documents(), helm_documents())
 
 
 def _full(text: str) -> Any:
@@ -210,28 +27,15 @@ def _full(text: str) -> Any:
         return ValueError
 
 
-SETTINGS = settings(
-    max_examples=int(os.environ.get("SCAN_EXAMPLES", "800")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+def _crd_fields(spec: Any) -> dict[str, Any] | None:
+    return {key: spec[key] for key in ("group", "names", "scope") if key in spec} if isinstance(spec, dict) else None
 
 
-@SETTINGS
-@given(any_documents)
-@example(
-    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: "abc\nkind: Hidden"\n',
-)
-@example('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    a: "x\n  name: hidden"\n  name: real\n')
-@example("kind: A\nmetadata:\n  name: a\nspec: [1,\nitems: [2]]\n")
-@example("apiVersion: v1\nkind: A\nmetadata:\n  name: foo\n    continued\n")
-def test_a_sure_scan_reads_what_the_parser_reads(text: str) -> None:
-    scanned = manifests.scan(text)
-    full = _full(text)
-    if scanned is None or full is ValueError:
-        return
-    head, metadata = scanned
+def _assert_read_as_exactly(text: str, scanned: manifests.Scanned, full: Any) -> None:
+    """Every field the scan read equals the exact reading's."""
+    head, metadata = scanned.head, scanned.metadata
     assert isinstance(full, dict)
+    assert scanned.items is None
     assert not isinstance(full.get("items"), list)
     assert (head.api_version, head.kind) == (full.get("apiVersion"), full.get("kind"))
     parsed_metadata = full.get("metadata")
@@ -244,22 +48,48 @@ def test_a_sure_scan_reads_what_the_parser_reads(text: str) -> None:
     if head.metadata is not None:
         start, end = head.metadata
         assert _full(text[start:end]) == {"metadata": parsed_metadata}
-    elif "metadata" in full:
-        raise AssertionError("the scan missed a metadata entry")
+    else:
+        assert "metadata" not in full, "the scan missed a metadata entry"
     if full.get("kind") == "CustomResourceDefinition":
-        spec = full.get("spec")
-        expected = (
-            {key: spec[key] for key in ("group", "names", "scope") if key in spec} if isinstance(spec, dict) else None
-        )
-        assert head.spec == expected or (head.spec is None and "spec" not in full)
+        assert head.spec == _crd_fields(full.get("spec")) or (head.spec is None and "spec" not in full)
 
 
 @SETTINGS
 @given(any_documents)
-def test_resources_read_from_a_scan_equal_those_of_a_full_parse(text: str) -> None:
+@example('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: "abc\nkind: Hidden"\n')
+@example('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    a: "x\n  name: hidden"\n  name: real\n')
+@example("kind: A\nmetadata:\n  name: a\nspec: [1,\nitems: [2]]\n")
+@example("apiVersion: v1\nkind: A\nmetadata:\n  name: foo\n    continued\n")
+@example('apiVersion: v1\nkind: A\nmetadata:\n  name: a\ndata:\n  x: |\n    "open\n  y: [a,\n# c\nkind: B]\n')
+@example("apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  x: 'it''s\n  name: b'\n")
+@example('apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  x: "[a,\n  name: b"\n')
+def test_a_sure_scan_reads_what_the_exact_reading_reads(text: str) -> None:
+    scanned = manifests.scan(text)
+    full = _full(text)
+    if scanned is None or full is ValueError or scanned.items is not None:
+        return
+    _assert_read_as_exactly(text, scanned, full)
+
+
+@SETTINGS
+@given(block_documents())
+def test_every_block_style_document_is_identified_without_the_exact_reading(text: str) -> None:
+    scanned = manifests.scan(text)
+    assert scanned is not None, "the scan gave up on a block-style document"
+    _assert_read_as_exactly(text, scanned, goyaml.load(text))
+    (fast,), (exact,) = manifests.parse(text), manifests.parse(text, exact=True)
+    assert manifests.exact_readings([fast]) == 0
+    assert fast.id == exact.id
+    assert crd_scopes([fast.identity()]) == crd_scopes([exact.obj])
+    assert fast.obj == exact.obj
+
+
+@SETTINGS
+@given(any_documents)
+def test_resources_read_from_a_scan_equal_those_of_the_exact_reading(text: str) -> None:
     """The whole of `parse` (checks and messages included) gives the same resources either way."""
-    lazy, lazy_error = _parsed(text, scan=True)
-    full, full_error = _parsed(text, scan=False)
+    lazy, lazy_error = _parsed(text, exact=False)
+    full, full_error = _parsed(text, exact=True)
     if full_error is not None:
         return  # broken YAML: refused either way, or (in a body the scan never parses) left for Argo CD
     assert lazy_error is None
@@ -269,16 +99,11 @@ def test_resources_read_from_a_scan_equal_those_of_a_full_parse(text: str) -> No
         assert ours.obj == theirs.obj
 
 
-def _parsed(text: str, *, scan: bool) -> tuple[list[Resource], str | None]:
-    original = manifests._scan
-    if not scan:
-        manifests._scan = lambda text, plain: None  # type: ignore[assignment]
+def _parsed(text: str, *, exact: bool) -> tuple[list[Resource], str | None]:
     try:
-        return manifests.parse(text), None
+        return manifests.parse(text, exact=exact), None
     except Exception as error:
         return [], str(error)
-    finally:
-        manifests._scan = original  # type: ignore[assignment]
 
 
 def _identity(resource: Resource) -> tuple[Any, ...]:
@@ -291,7 +116,6 @@ def _identity(resource: Resource) -> tuple[Any, ...]:
         resource.labels,
         resource.metadata,
         resource.source,
-        resource.text,
     )
 
 
@@ -307,20 +131,25 @@ EDITS = st.lists(
 
 
 @SETTINGS
-@given(any_documents, EDITS)
+@given(st.one_of(any_documents, block_documents()), EDITS)
 @example(
     "# Source: c/crds/w.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
     "metadata: {name: w.example.io}\nspec:\n  group: example.io\n  names: {kind: W}\n",
     [("annotations", "argocd.argoproj.io/sync-options", "Prune=false,Delete=false")],
 )
+@example(
+    "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  annotations:\n    x: |+\n      keep\n\n# note\nspec: {}\n",
+    [("labels", "a", "b")],
+)
 def test_a_spliced_metadata_block_reads_as_a_full_reserialisation(text: str, edits: list[tuple[str, str, str]]) -> None:
     text = text if text.endswith("\n") else text + "\n"  # the stream puts a newline before the next `---`
     scanned = manifests.scan(text)
     full = _full(text)
-    if scanned is None or not isinstance(full, dict) or not isinstance(full.get("metadata"), dict):
+    if scanned is None or scanned.items is not None or not isinstance(full, dict):
         return
-    head, metadata = scanned
-    resource = Resource(None, "c/t.yaml", text, 0, head=head, metadata=metadata)
+    if not isinstance(full.get("metadata"), dict):
+        return
+    resource = Resource(None, "c/t.yaml", text, 0, head=scanned.head, metadata=scanned.metadata)
     editable = resource.mutable_metadata()
     assert editable == full["metadata"]
     assert editable is not None
@@ -335,72 +164,21 @@ def test_a_spliced_metadata_block_reads_as_a_full_reserialisation(text: str, edi
     resource.mark_changed(metadata_only=True)
     expected = {**full, "metadata": editable}
     spliced = manifests.emit_yaml([resource]).removeprefix("---\n")
+    head = scanned.head
     assert spliced.startswith(text[: head.metadata[0]] if head.metadata else "")
     reread = goyaml.load(spliced)
     assert reread == expected
     assert list(reread) == list(expected)
     assert reread == goyaml.load(goyaml.dump(expected))
-
-
-def _old_split(stream: str) -> list[tuple[str, str]]:
-    """The split before the fast one: `^`-anchored patterns and a line-by-line content test; the oracle."""
-    separator = re.compile(r"^---[ \t]*(?:#[^\n]*)?(?:\n|\Z)", re.M)
-    source_line = re.compile(r"^# Source: (.+?)[ \t]*$", re.M)
-    chunks, source, pending = [], "", ""
-    pieces, separators = separator.split(stream), separator.findall(stream)
-    for position, text in enumerate(pieces):
-        found = source_line.search(text)
-        if found:
-            source = found.group(1)
-        if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
-            if text.strip() and position < len(separators):
-                pending += text + separators[position]
-            continue
-        chunks.append((pending + text, source))
-        pending = ""
-    return chunks
-
-
-STREAM_PARTS = st.sampled_from(
-    [
-        "---\n",
-        "---",
-        "--- # doc\n",
-        "---  \n",
-        "---\t\n",
-        "----\n",
-        "--- x\n",
-        " ---\n",
-        "a: ---\n",
-        "# Source: c/a.yaml\n",
-        "# Source: c/b.yaml  \n",
-        "# Source: \n",
-        "# Source:  x\n",
-        "x# Source: c/no.yaml\n",
-        "kind: A\n",
-        "\n",
-        "  \n",
-        "key: v",
-        "\u2028",
-        "\r\n",
-        "  # indented comment\n",
-        "#x\x85y\n",
-        "\x0c",
-    ]
-)
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.lists(STREAM_PARTS, max_size=12).map("".join))
-def test_the_fast_split_cuts_where_the_old_one_did(stream: str) -> None:
-    assert [(c.text, c.source) for c in manifests.split(stream)] == _old_split(stream)
+    assert not resource.read_exactly
 
 
 def test_a_column_0_line_inside_a_multi_line_quote_is_not_taken_for_a_key() -> None:
     text = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: "abc\nkind: Hidden"\n'
-    assert manifests.scan(text) is None  # unsure: the document is parsed whole
+    assert manifests.scan(text) is None  # unsure: the exact reading decides
     (resource,) = manifests.parse(text)
     assert resource.kind == "ConfigMap" and resource.obj["data"]["x"] == "abc kind: Hidden"
+    assert manifests.exact_readings([resource]) == 1
 
 
 def test_helm_style_documents_are_read_without_the_parser() -> None:
@@ -408,8 +186,9 @@ def test_helm_style_documents_are_read_without_the_parser() -> None:
         "# Source: app/templates/deployment.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n"
         '  name: web\n  namespace: shop\n  labels:\n    app.kubernetes.io/version: "1.0"\nspec:\n  replicas: 1\n'
     )
-    head, metadata = manifests.scan(text) or (None, None)
-    assert head is not None and metadata is None  # no parse was needed
+    scanned = manifests.scan(text)
+    assert scanned is not None and scanned.metadata is None  # no parse was needed
+    head = scanned.head
     assert (head.api_version, head.kind, head.name, head.namespace) == ("apps/v1", "Deployment", "web", "shop")
     assert (
         text[slice(*head.metadata)]
@@ -439,40 +218,38 @@ KUBEBUILDER_CRD = (
     "        description: |\n          group: not this one\n\n        type: object\n  - name: v2\n"
     "status:\n  acceptedNames:\n    kind: ''\n"
 )
+KUBEBUILDER_SPEC = {"group": "example.io", "names": {"kind": "W", "plural": "ws", "shortNames": ["w"]}}
 
 
-def test_a_generated_crd_is_read_in_one_pass_over_its_schema() -> None:
-    padded = "\n" + KUBEBUILDER_CRD
-    spec = manifests._crd_rest(padded, padded.index("\nspec:"))
-    expected = {
-        "group": "example.io",
-        "names": {"kind": "W", "plural": "ws", "shortNames": ["w"]},
-        "scope": "Namespaced",
-    }
-    assert spec == expected
-    head, metadata = manifests.scan(KUBEBUILDER_CRD) or (None, None)
-    assert head is not None and head.spec == expected and metadata is None
+def test_a_generated_crd_is_read_without_its_schema() -> None:
+    scanned = manifests.scan(KUBEBUILDER_CRD)
+    assert scanned is not None and scanned.metadata is None
+    assert scanned.head.spec == {**KUBEBUILDER_SPEC, "scope": "Namespaced"}
 
 
 @pytest.mark.parametrize(
     "change",
     [
         ("  scope: Namespaced\n", "  # the scope\n  scope: Namespaced\n"),  # a comment at two spaces
+        ("  scope: Namespaced\n", "  scope: Namespaced\n# a note\n  versions: []\n"),  # a comment at column 0
         ("  scope: Namespaced\n", '  "scope": Namespaced\n'),  # a quoted key
         ("  scope: Namespaced\n", "  scope: Namespaced\n  group: again\n"),  # a key twice
-        ("  scope: Namespaced\n", "  scope: Namespaced\n# a note\n  group: again\n"),  # the spec goes on
         ("status:\n", "spec:\n  group: two\nstatus:\n"),  # spec twice
         ("status:\n", " stray: 1\nstatus:\n"),  # a line at one space
         ("status:\n", "kind: Other\nstatus:\n"),  # an identity key again
+        ("spec:\n  group", "spec:\n    group"),  # the spec's entries at four spaces
     ],
 )
-def test_an_unusual_crd_is_left_to_the_general_reading(change: tuple[str, str]) -> None:
+def test_an_unusual_crd_is_read_as_the_exact_reading_reads_it(change: tuple[str, str]) -> None:
     text = KUBEBUILDER_CRD.replace(*change, 1)
-    padded = "\n" + text
-    assert manifests._crd_rest(padded, padded.index("\nspec:")) is manifests._UNSURE
+    assert text != KUBEBUILDER_CRD
     scanned, full = manifests.scan(text), _full(text)
-    if scanned is not None and full is not ValueError:
-        assert scanned[0].spec == {key: full["spec"][key] for key in ("group", "names", "scope") if key in full["spec"]}
+    if full is ValueError:
+        return
+    if scanned is not None:
+        _assert_read_as_exactly(text, scanned, full)
+    (fast,), (exact,) = manifests.parse(text), manifests.parse(text, exact=True)
+    assert crd_scopes([fast.identity()]) == crd_scopes([exact.obj])
 
 
 WRAPPED_DESCRIPTIONS = (
@@ -486,28 +263,46 @@ WRAPPED_DESCRIPTIONS = (
 
 
 def test_quoted_descriptions_wrapped_onto_deeper_lines_do_not_send_a_crd_to_the_parser() -> None:
-    head, metadata = manifests.scan(WRAPPED_DESCRIPTIONS) or (None, None)
-    assert head is not None and metadata is None
-    assert head.spec == {"group": "example.io", "names": {"kind": "W", "plural": "ws"}, "scope": "Cluster"}
-
-
-def test_a_quote_that_starts_its_own_line_may_go_on_at_that_depth() -> None:
-    text = WRAPPED_DESCRIPTIONS.replace(
-        '            description: "Selector picks\n',
-        '            description:\n              "Selector picks\n',
-    )
-    assert text != WRAPPED_DESCRIPTIONS
-    head, _ = manifests.scan(text) or (None, None)
-    assert head is not None and head.spec is not None and head.spec["scope"] == "Cluster"
+    scanned = manifests.scan(WRAPPED_DESCRIPTIONS)
+    assert scanned is not None and scanned.metadata is None
+    assert scanned.head.spec == {"group": "example.io", "names": {"kind": "W", "plural": "ws"}, "scope": "Cluster"}
 
 
 @pytest.mark.parametrize(
     "change",
     [
-        ("              each pod'", "            each pod'"),  # a line as shallow as the one the quote opens on
-        ("description: 'Optional", "description: !!str 'Optional"),  # a tag: the parser reads it
-        ("each pod'\n", "each pod' trailing\n"),  # more than a comment after the closing quote
+        ('            description: "Selector picks\n', '            description:\n              "Selector picks\n'),
+        ("              each pod'", "            each pod'"),  # as shallow as the line the quote opens on
+        ("              each pod'", "  each pod'"),  # as shallow as the spec's entries
+        ("description: 'Optional", "description: !!str 'Optional"),  # a tag of YAML's own
+        ("each pod'\n", "each pod' # a comment\n"),
     ],
 )
-def test_a_quote_continued_otherwise_is_left_to_the_parser(change: tuple[str, str]) -> None:
+def test_a_quote_continued_anywhere_reads_as_the_exact_reading_reads_it(change: tuple[str, str]) -> None:
+    text = WRAPPED_DESCRIPTIONS.replace(*change, 1)
+    assert text != WRAPPED_DESCRIPTIONS
+    scanned = manifests.scan(text)
+    if scanned is not None:
+        _assert_read_as_exactly(text, scanned, goyaml.load(text))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("              each pod'", "  each pod'"),  # a quote reaching the spec's entries
+        ("              each pod'", "each pod'"),  # a quote reaching column 0
+        ("description: 'Optional", "description: !!str 'Optional"),  # a tag of YAML's own
+        ("            type: object\n", "            type: &t object\n            other: *t\n"),  # an alias
+    ],
+)
+def test_what_the_scan_cannot_vouch_for_goes_to_the_exact_reading(change: tuple[str, str]) -> None:
     assert manifests.scan(WRAPPED_DESCRIPTIONS.replace(*change, 1)) is None
+
+
+def test_a_stray_quote_in_a_block_scalar_opens_nothing() -> None:
+    text = (
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  notes: |-\n    say "hello\n'
+        "  more: |\n    it's [open\nkind: Ignored\n"
+    ).replace("kind: Ignored\n", "other: x\n")
+    scanned = manifests.scan(text)
+    assert scanned is not None and scanned.head.name == "a"

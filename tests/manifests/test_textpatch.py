@@ -1,9 +1,10 @@
 """A patch carried out on helm's text must read exactly as jsonpatch's result on the parsed object.
 
-The documents are the header scan's generated ones (tests/manifests/test_scan.py): loose YAML rich in what defeats a
-line-by-line reading. The oracle is jsonpatch on the full parse: whenever the text patch answers, its text
-parses to what jsonpatch gives; when jsonpatch fails, the text patch must not answer (the object path then
-reports the failure with its own words).
+The documents are generated (shapes.py): loose YAML rich in what defeats a line-by-line reading, valid
+block-style documents with every shape real charts hold, and helm-like Deployments. The oracle is
+jsonpatch on the full parse: whenever the text patch answers, its text parses to what jsonpatch gives;
+when jsonpatch fails, the text patch must not answer (the object path then reports the failure with its
+own words).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import jsonpointer
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from test_scan import SETTINGS, any_documents
+from shapes import SETTINGS, any_documents, block_documents
 
 from cmp import goyaml, manifests
 from cmp.manifests import textpatch
@@ -116,7 +117,7 @@ _FAILS = object()
 
 
 @SETTINGS
-@given(st.one_of(any_documents, helm_like(), helm_like()), operations)
+@given(st.one_of(any_documents, block_documents(), helm_like(), helm_like()), operations)
 @example(
     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w\nspec:\n  replicas: 1\n  template:\n"
     "    spec:\n      containers:\n      - name: app\n",
@@ -125,7 +126,8 @@ _FAILS = object()
 @example("kind: A\nmetadata:\n  name: a\nspec:\n  a: 1", [{"op": "add", "path": "/spec/b", "value": "v"}])
 @example("kind: A\nmetadata:\n  name: a\nspec:\n  a: |+\n    keep\n\n", [{"op": "add", "path": "/spec/b", "value": 1}])
 def test_a_text_patch_reads_as_jsonpatch_on_the_parsed_object(text: str, ops: list[dict[str, Any]]) -> None:
-    if manifests.scan(text if text.endswith("\n") else text + "\n") is None:
+    scanned = manifests.scan(text if text.endswith("\n") else text + "\n")
+    if scanned is None or scanned.items is not None:
         return  # only documents the scan reads come here
     try:
         full = goyaml.load(text)
@@ -133,7 +135,7 @@ def test_a_text_patch_reads_as_jsonpatch_on_the_parsed_object(text: str, ops: li
         return
     if not isinstance(full, dict):
         return
-    patched = textpatch.apply(text, ops)
+    patched = textpatch.apply(text, ops, scanned.head.floor)
     if patched is None:
         return
     expected = _expected(full, ops)
@@ -141,6 +143,13 @@ def test_a_text_patch_reads_as_jsonpatch_on_the_parsed_object(text: str, ops: li
     assert goyaml.load(patched) == expected
     if patched == text:
         assert expected == full
+
+
+def _patched(text: str, operations: list[dict[str, Any]]) -> str | None:
+    """The text patch of a document the scan read, under the floor it found."""
+    scanned = manifests.scan(text)
+    assert scanned is not None
+    return textpatch.apply(text, operations, scanned.head.floor)
 
 
 DEPLOYMENT = """\
@@ -163,7 +172,7 @@ status: {}
 
 
 def test_an_added_entry_goes_at_the_end_of_its_mapping_and_the_rest_keeps_helms_bytes() -> None:
-    patched = textpatch.apply(
+    patched = _patched(
         DEPLOYMENT,
         [
             {"op": "add", "path": "/spec/template/spec/nodeSelector", "value": {"pool": "other"}},
@@ -177,8 +186,8 @@ def test_an_added_entry_goes_at_the_end_of_its_mapping_and_the_rest_keeps_helms_
 
 def test_a_value_already_there_leaves_the_text_as_it_is() -> None:
     ops = [{"op": "replace", "path": "/spec/revisionHistoryLimit", "value": 5}]
-    assert textpatch.apply(DEPLOYMENT, ops) == DEPLOYMENT
-    assert textpatch.apply(DEPLOYMENT, [{"op": "test", "path": "/spec/revisionHistoryLimit", "value": 5}]) == DEPLOYMENT
+    assert _patched(DEPLOYMENT, ops) == DEPLOYMENT
+    assert _patched(DEPLOYMENT, [{"op": "test", "path": "/spec/revisionHistoryLimit", "value": 5}]) == DEPLOYMENT
 
 
 @pytest.mark.parametrize(
@@ -199,7 +208,7 @@ def test_a_value_already_there_leaves_the_text_as_it_is() -> None:
     ],
 )
 def test_what_the_text_cannot_take_is_left_to_the_object(operation: dict[str, Any]) -> None:
-    assert textpatch.apply(DEPLOYMENT, [operation]) is None
+    assert _patched(DEPLOYMENT, [operation]) is None
 
 
 def test_rename_then_patch_keeps_both_edits_and_helms_bytes_elsewhere() -> None:
@@ -230,10 +239,10 @@ def test_rename_then_patch_keeps_both_edits_and_helms_bytes_elsewhere() -> None:
 )
 def test_a_key_the_plain_search_could_miss_sends_the_patch_to_the_object(line: str) -> None:
     text = f"apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  other: 2\n{line}\n"
-    assert textpatch.apply(text, [{"op": "add", "path": "/spec/replicas", "value": 3}]) is None
+    assert _patched(text, [{"op": "add", "path": "/spec/replicas", "value": 3}]) is None
 
 
 def test_a_comment_where_an_entry_seems_to_end_sends_the_patch_to_the_object() -> None:
     text = "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  a:\n    x: 1\n  # note\n    z: 2\n  b: 3\n"
     assert goyaml.load(text)["spec"]["a"] == {"x": 1, "z": 2}
-    assert textpatch.apply(text, [{"op": "replace", "path": "/spec/a", "value": 0}]) is None
+    assert _patched(text, [{"op": "replace", "path": "/spec/a", "value": 0}]) is None

@@ -1,0 +1,108 @@
+"""helm's stream in, resources out: each document identified from its text, read whole only if need be."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from cmp import goyaml
+from cmp.errors import ManifestError
+from cmp.manifests.exact import load, where
+from cmp.manifests.identity import Scanned, has_odd_line_breaks, scan
+from cmp.manifests.resource import Place, Resource
+from cmp.manifests.stream import Stream, pieces
+
+
+def parse(stream: str, *, exact: bool = False) -> list[Resource]:
+    """Every object of the stream, `List`s flattened as Argo CD flattens them, in order. Each document is
+    identified by the scan and parsed only when something asks for its object; with `exact`, and wherever
+    the scan is unsure, it is read whole by the exact reading, the reference the scan is held to. Empty
+    and comment-only documents hold no object; the emitter writes them back where they stood."""
+    whole = Stream(stream, pieces(stream))
+    careful = has_odd_line_breaks(stream)
+    resources: list[Resource] = []
+    for number, piece in enumerate(whole.pieces):
+        if not piece.content:
+            continue
+        text = stream[piece.start : piece.end]
+        scanned = None if exact or (careful and has_odd_line_breaks(text)) else scan(text)
+        items = None if scanned is None or scanned.items is None else _items_scanned(scanned.items, piece.source)
+        if scanned is not None and scanned.items is None:
+            whole.objects.add(number)
+            resources.append(_resource(scanned, piece.source, text, len(resources), Place(whole, number)))
+            continue
+        if items is not None:
+            whole.objects.add(number)
+            whole.items[number] = len(items)
+            for item, (item_scanned, item_text) in enumerate(items):
+                place = Place(whole, number, item)
+                resources.append(_resource(item_scanned, piece.source, item_text, len(resources), place))
+            continue
+        obj = load(text, piece.source)
+        if obj is None:
+            continue  # an empty document (`null`, `~`): Argo CD skips it, the emitter writes it back
+        if not isinstance(obj, dict):
+            raise ManifestError(f"{where(piece.source)}: a document must be a mapping, got {type(obj).__name__}")
+        whole.objects.add(number)
+        listed = obj.get("items")
+        if isinstance(listed, list):  # Argo CD flattens anything with an `items` list
+            whole.items[number] = len(listed)
+            for item, found in enumerate(listed):
+                if not isinstance(found, dict):
+                    raise ManifestError(f"{where(piece.source)}: items[{item}] of a List is not a mapping")
+                written = _written(found, piece.source)  # the item, should it go out on its own
+                resource = Resource(found, piece.source, written, len(resources), place=Place(whole, number, item))
+                resources.append(_exactly(resource))
+        else:
+            resource = Resource(obj, piece.source, text, len(resources), place=Place(whole, number))
+            resources.append(_exactly(resource))
+    return resources
+
+
+def _written(item: dict[str, Any], source: str) -> str | None:
+    """A List item as a document of its own; None when it cannot be written (then it is written when
+    needed, and fails there)."""
+    try:
+        return (f"# Source: {source}\n" if source else "") + goyaml.dump(item)
+    except (RecursionError, yaml.YAMLError):
+        return None
+
+
+def _items_scanned(items: tuple[str, ...], source: str) -> list[tuple[Scanned, str]] | None:
+    """Each item of a List scanned as a document of its own (under its template's `# Source:` line), or
+    None when the scan is unsure of one: the exact reading then reads the List."""
+    header = f"# Source: {source}\n" if source else ""
+    found = []
+    for item in items:
+        text = header + item
+        scanned = scan(text, lists=False)
+        if scanned is None:
+            return None
+        found.append((scanned, text))
+    return found
+
+
+def _resource(scanned: Scanned, source: str, text: str, index: int, place: Place) -> Resource:
+    resource = Resource(None, source, text, index, head=scanned.head, metadata=scanned.metadata, place=place)
+    return _checked(resource)
+
+
+def _exactly(resource: Resource) -> Resource:
+    resource.read_exactly = True
+    return _checked(resource)
+
+
+def _checked(resource: Resource) -> Resource:
+    """The resource, when Argo CD would take it; a ManifestError saying what to fix otherwise."""
+    source = resource.source
+    if not resource.kind or not resource.kind_is_text:
+        raise ManifestError(
+            f"{where(source)}: a document has no `kind` (Argo CD rejects the whole output); "
+            "fix the template so every document is a complete Kubernetes object"
+        )
+    if not resource.api_version:
+        raise ManifestError(f"{where(source)}: {resource.kind} has no `apiVersion`")
+    if not resource.name and not resource.generate_name:
+        raise ManifestError(f"{where(source)}: {resource.kind} has no `metadata.name`")
+    return resource

@@ -1,0 +1,344 @@
+"""A document's identity read from its text: `apiVersion`, `kind`, `metadata.name/namespace/generateName`
+and, for a CRD, `spec.group/names/scope`, without parsing the rest.
+
+Parsing a render whole costs more than rendering it (PyYAML's speed follows the number of YAML nodes, and
+an operator's CRDs hold hundreds of thousands), so the scan reads only the lines that hold those fields:
+the top-level keys at column 0, the entries of `metadata`, those of a CRD's `spec`. It can trust them
+because they lie above the document's floor (structure.py); each value is read as the parser would read
+it when it is a plain word or a simple quoted string, and the few entries that hold anything else are
+parsed alone. A List's items are read the same way, each as a document of its own. Whenever the top level
+is not a block mapping of plain keys, or a line the reading rests on may be inside a quote or flow, the
+scan answers None and the exact reading (exact.py) decides. Property tests hold the scan to it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+import yaml
+
+from cmp import goyaml
+from cmp.manifests import structure
+from cmp.manifests.lines import (
+    AFTER_VALUE,
+    CONTENT_LINE,
+    FIRST_CHILD,
+    ITEM_AT,
+    KEY_LINE,
+    Span,
+    content_lines,
+    dedented,
+    line_end,
+)
+from cmp.manifests.resource import Head
+
+
+class Scanned(NamedTuple):
+    """What the scan read: the head, `metadata` when reading it took a parse, and a List's items (each
+    item's text as a document of its own) when the document is one."""
+
+    head: Head
+    metadata: dict[str, Any] | None = None
+    items: tuple[str, ...] | None = None
+
+
+# Line breaks YAML knows besides \n (libyaml splits lines on them too) and the byte-order mark: a document
+# holding one is left to the exact reading, since the scan splits lines on \n only.
+_ODD_BREAKS = ("\x85", "\u2028", "\u2029", "\ufeff")
+
+
+def has_odd_line_breaks(text: str) -> bool:
+    return "\r" in text or (not text.isascii() and any(mark in text for mark in _ODD_BREAKS))
+
+
+def scan(text: str, *, lists: bool = True) -> Scanned | None:
+    """The document's identity read from its text; None when the exact reading must decide. With `lists`,
+    a document whose `items` is a block sequence is read as a List (Argo CD flattens it)."""
+    if has_odd_line_breaks(text):
+        return None
+    padded = "\n" + text
+    floor = structure.floor(padded)
+    if floor == 0:
+        return None
+    fast = _FAST_HEAD.match(text)
+    if fast is not None and text.endswith("\n") and len(fast.group("indent")) < floor:
+        api_version, kind, name, namespace = map(_string, fast.group("api", "kind", "name", "namespace"))
+        if _UNSURE not in (api_version, kind, name, namespace):
+            head = Head(api_version, kind, name, namespace, None, (fast.start("metadata"), fast.end()), None, floor)
+            if kind != "CustomResourceDefinition":
+                if _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
+                    return Scanned(head)
+            elif floor > 2:
+                spec = _crd_rest(padded, fast.end())
+                if spec is not _UNSURE:
+                    return Scanned(head if spec is _ABSENT else head._replace(spec=spec))
+    return _scan_entries(padded, floor, lists)
+
+
+# The common shape of a rendered document, read in one match: `apiVersion`, `kind`, then a block-style
+# `metadata` whose name/namespace are one-line strings and whose other entries are plain keys.
+_SAFE = r"[A-Za-z0-9_./@+=%~,-]"
+# A one-line string: plain, starting with a letter (no number or timestamp; a bool or null word is refused
+# after the match, by the loader's own resolver), or quoted without escapes (checked printable after it).
+_STRING = rf"(?:[A-Za-z](?:{_SAFE}|:(?={_SAFE})| (?={_SAFE}))*+|\"[^\"\\\n]*\"|'[^'\n]*')"
+_NOT_DEEPER = r"(?!(?:[ ]*+\n)*+(?P=indent)[ ])"
+_FAST_HEAD = re.compile(
+    r"(?:[ \t]*+(?:#[^\n]*+)?\n)*+"
+    rf"apiVersion:[ ]++(?P<api>{_STRING})[ ]*+\n"
+    rf"kind:[ ]++(?P<kind>{_STRING})[ ]*+\n"
+    r"(?P<metadata>metadata:[ ]*+\n)(?=(?P<indent>[ ]++)[A-Za-z_])"
+    r"(?:"
+    rf"(?P=indent)name:[ ]++(?P<name>{_STRING})[ ]*+\n{_NOT_DEEPER}"
+    rf"|(?P=indent)namespace:[ ]++(?P<namespace>{_STRING})[ ]*+\n{_NOT_DEEPER}"
+    r"|(?P=indent)(?!(?:name|namespace|generateName)[ \t]*+:)[A-Za-z_][A-Za-z0-9_./-]*+[ \t]*+:(?:[ \t][^\n]*+)?\n"
+    r"|(?P=indent)(?:[ ]|-[ \t\n])[^\n]*+\n"
+    r"|[ ]*+(?:#[^\n]*+)?\n"
+    r")*+"
+    r"(?=[A-Za-z_]|\Z)"
+)
+# After the metadata: a column-0 line that repeats an identity key or is not a plain key.
+_LATER_TOP_PROBLEM = re.compile(
+    r"\n(?:(?:apiVersion|kind|metadata|items)[ \t]*+:"
+    r"|(?![ \n#]|-(?:[ \t\n]|\Z)|\Z|[A-Za-z_][A-Za-z0-9_./-]*+[ \t]*+:(?:[ \t\n]|\Z)))"
+)
+# A scalar read without the parser: a plain one of safe characters (then resolved the way the loader does),
+# or a quoted one without escapes; an optional comment may follow.
+_SCALAR = re.compile(
+    rf"(?:(?P<plain>[A-Za-z0-9_./](?:{_SAFE}|:(?={_SAFE})| (?={_SAFE}))*)"
+    r"|\"(?P<double>[^\"\\\n]*)\"|'(?P<single>[^'\n]*)')(?:[ \t]+#[^\n]*)?"
+)
+_IDENTITY = frozenset({"apiVersion", "kind", "metadata", "spec", "items"})
+_META_FIELDS = ("name", "namespace", "generateName")
+_CRD_FIELDS = ("group", "names", "scope")
+_UNSURE = object()
+_ABSENT = object()
+_RESOLVED_FIRST = frozenset(goyaml.GoResolver.yaml_implicit_resolvers)
+
+
+def _string(token: str | None) -> Any:
+    """A `_STRING` token's value (None for no token), or _UNSURE when the parser must read it."""
+    if token is None:
+        return None
+    first = token[0]
+    if first == '"' or first == "'":
+        value = token[1:-1]
+        return value if value.isprintable() else _UNSURE
+    if first in _RESOLVED_FIRST:  # y, n, t, f, o...: maybe a bool or null
+        return _scalar(token)
+    return token
+
+
+def _scalar(value: str | None) -> Any:
+    """A one-line scalar as the loader reads it, or _UNSURE."""
+    if not value:
+        return None
+    found = _SCALAR.fullmatch(value)
+    if found is None:
+        return _UNSURE
+    plain = found.group("plain")
+    if plain is None:
+        quoted = found.group("double") if found.group("double") is not None else found.group("single")
+        return quoted if quoted.isprintable() else _UNSURE  # a tab, a control character: the parser decides
+    return plain if goyaml.reads_as_string(plain) else _UNSURE  # a bool, number, null...: the parser decides
+
+
+def _scan_entries(padded: str, floor: int, lists: bool) -> Scanned | None:
+    """The general reading: top-level entries, then each value read alone, by the parser if need be."""
+    entries = structure.top_entries(padded, _IDENTITY)
+    if entries is None:
+        return None
+    if "items" in entries:
+        items = _list_items(padded, entries["items"], floor) if lists else None
+        return None if items is None else Scanned(Head(None, "List", None, None, None, None, None, floor), None, items)
+    api_version = _one_line_value(padded, entries.get("apiVersion"), 0)
+    kind = _one_line_value(padded, entries.get("kind"), 0)
+    metadata_span = entries.get("metadata")
+    fields = _metadata_fields(padded, metadata_span, floor) if metadata_span else (None, None, None)
+    metadata: dict[str, Any] | None = None
+    if api_version is _UNSURE or kind is _UNSURE or fields is None:
+        parsed = _parse_entries(padded, [entries[key] for key in ("apiVersion", "kind", "metadata") if key in entries])
+        if parsed is None:
+            return None
+        api_version, kind = parsed.get("apiVersion"), parsed.get("kind")
+        value = parsed.get("metadata")
+        metadata = value if isinstance(value, dict) else None
+        fields = (None, None, None) if metadata is None else tuple(metadata.get(key) for key in _META_FIELDS)
+    name, namespace, generate_name = fields
+    span = (metadata_span[0] - 1, metadata_span[1] - 1) if metadata_span else None
+    head = Head(api_version, kind, name, namespace, generate_name, span, None, floor)
+    if kind == "CustomResourceDefinition" and "spec" in entries:
+        spec = _crd_spec(padded, entries["spec"], floor)
+        if spec is _UNSURE:
+            return None
+        head = head._replace(spec=spec)
+    return Scanned(head, metadata)
+
+
+def _one_line_value(padded: str, span: Span | None, indent: int) -> Any:
+    """The value of an entry written on its key's line alone (only blank or comment lines below it), read
+    without the parser; None when the entry is absent, _UNSURE when reading it takes the parser."""
+    if span is None:
+        return None
+    start, end = span
+    key_end = line_end(padded, start, end)
+    if AFTER_VALUE.fullmatch(padded, key_end, end) is None:
+        return _UNSURE  # more lines: a nested or continued value
+    found = KEY_LINE.match(padded, start + indent, key_end)
+    if found is None:
+        return _UNSURE
+    return _scalar(found.group("value"))
+
+
+def _metadata_fields(padded: str, span: Span, floor: int) -> tuple[Any, ...] | None:
+    """name, namespace and generateName of a block-style `metadata:` whose entries are plain keys, read
+    without the parser; None when the parser is needed."""
+    block = structure.block_children(padded, span, 0, floor)
+    if block is None:
+        return None
+    found, indent = block
+    values: dict[str, Any] = {}
+    for key, child in found:
+        if key in _META_FIELDS:
+            value = _one_line_value(padded, child, indent)
+            if value is _UNSURE:
+                return None
+            values[key] = value
+    return values.get("name"), values.get("namespace"), values.get("generateName")
+
+
+def _crd_spec(padded: str, span: Span, floor: int) -> Any:
+    """`group`, `names` and `scope` of a CRD's spec, parsed from their entries alone (None for an empty
+    spec); _UNSURE when they cannot be read so."""
+    block = structure.block_children(padded, span, 0, floor)
+    if block is None:
+        return _UNSURE
+    found, indent = block
+    if not found:
+        return None
+    return _load_entries(padded, [child for key, child in found if key in _CRD_FIELDS], indent)
+
+
+def _load_entries(padded: str, spans: list[Span], indent: int) -> Any:
+    """The mapping the entries at `spans` (at `indent`, in order) form, parsed from their lines alone;
+    _UNSURE when that fails."""
+    text = "".join(dedented(padded, start, end, indent) for start, end in spans)
+    try:
+        value = goyaml.load(text) if text else {}
+    except yaml.YAMLError:
+        return _UNSURE
+    return value if isinstance(value, dict) else _UNSURE
+
+
+def _parse_entries(padded: str, spans: list[Span]) -> dict[str, Any] | None:
+    """Top-level entries parsed together, in the document's order; None when that fails."""
+    value = _load_entries(padded, sorted(spans), 0)
+    return None if value is _UNSURE else value
+
+
+# A CRD is mostly schema, so what follows its metadata is read in one pass that looks only at lines at
+# column 0 (top-level keys) and, inside `spec`, at two spaces (its entries), the way generators write CRDs.
+
+
+def _crd_rest(padded: str, after: int) -> Any:
+    """For a CRD whose metadata ends at `after` (a newline in `padded`, the floor above two spaces): the
+    `group`, `names` and `scope` of its spec, _ABSENT without a spec, or _UNSURE when the general reading
+    must decide (a column-0 line that is not a plain key, an identity key or `spec` twice, a spec whose
+    entries are not at two spaces, a line at one space)."""
+    length = len(padded)
+    position = after
+    spec: Any = _ABSENT
+    while True:
+        position = content_lines(1).match(padded, position).end()  # type: ignore[union-attr]  # matches empty
+        if position >= length:
+            return spec
+        line = KEY_LINE.match(padded, position + 1)
+        if line is None:
+            if padded[position + 1] == "#" or ITEM_AT.match(padded, position + 1):
+                position = line_end(padded, position + 1, length)
+                continue
+            return _UNSURE
+        key = line.group("key")
+        if key in _IDENTITY and (key != "spec" or spec is not _ABSENT):
+            return _UNSURE  # an identity key again, or a second spec
+        position = line.end()
+        if key == "spec":
+            if line.group("value"):
+                return _UNSURE
+            spec, position = _two_space_spec(padded, position)
+            if spec is _UNSURE:
+                return _UNSURE
+
+
+_SHALLOW_COMMENT = re.compile(r"[ ]{0,2}#[^\n]*+")
+
+
+def _two_space_spec(padded: str, position: int) -> tuple[Any, int]:
+    """`_crd_rest`'s reading of a spec whose key line ends at `position`: its value and where it ends."""
+    length = len(padded)
+    first = FIRST_CHILD.match(padded, position)
+    if first is None or first.group(1) != "  ":
+        return _UNSURE, position
+    lines: list[tuple[str, int]] = []  # (key or "-", start of the line)
+    while True:
+        position = content_lines(3).match(padded, position).end()  # type: ignore[union-attr]  # matches empty
+        if position >= length:
+            break
+        comment = _SHALLOW_COMMENT.match(padded, position + 1)
+        if comment is not None:
+            position = comment.end()
+            continue
+        if padded[position + 1] != " ":
+            break  # a column-0 line: the next top-level entry
+        if not padded.startswith("  ", position + 1):
+            return _UNSURE, position  # a line at one space
+        item = ITEM_AT.match(padded, position + 3)
+        entry = None if item else KEY_LINE.match(padded, position + 3)
+        if item is None and entry is None:
+            return _UNSURE, position  # a quoted, complex or merge key...
+        lines.append(("-" if entry is None else entry.group("key"), position + 1))
+        position = line_end(padded, position + 1, length)
+    keys = [key for key, _ in lines if key != "-"]
+    if not lines or lines[0][0] == "-" or len(set(keys)) != len(keys):
+        return _UNSURE, position  # a sequence, or a key twice
+    lines.append(("", min(position + 1, length)))
+    spans = [
+        (start, next(following for name, following in lines[index + 1 :] if name != "-"))
+        for index, (key, start) in enumerate(lines)
+        if key in _CRD_FIELDS
+    ]
+    return _load_entries(padded, spans, 2), position
+
+
+_ITEM_START: dict[int, re.Pattern[str]] = {}
+
+
+def _list_items(padded: str, span: Span, floor: int) -> tuple[str, ...] | None:
+    """The items of a top-level `items:` block sequence of block mappings, each as a document's text
+    (moved left to column 0); None when the entry holds anything else, or the floor lies too shallow for
+    the items' lines to be moved."""
+    start, end = span
+    key_end = line_end(padded, start, end)
+    key_line = KEY_LINE.match(padded, start, key_end)
+    first = CONTENT_LINE.search(padded, key_end, end)
+    if key_line is None or key_line.group("value") or first is None:
+        return None
+    indent = len(first.group(1))
+    pattern = _ITEM_START.get(indent)
+    if pattern is None:
+        pattern = _ITEM_START[indent] = re.compile(rf"\n[ ]{{{indent}}}-([ ]++)(?=[A-Za-z_])")
+    starts = list(pattern.finditer(padded, key_end, end))
+    if not starts or starts[0].start() != first.start():
+        return None
+    column = indent + 1 + len(starts[0].group(1))
+    if column >= floor or any(indent + 1 + len(found.group(1)) != column for found in starts):
+        return None
+    texts = []
+    for position, found in enumerate(starts):
+        item_end = starts[position + 1].start() if position + 1 < len(starts) else end - 1
+        for line in CONTENT_LINE.finditer(padded, found.end(), item_end):
+            if len(line.group(1)) < column:
+                return None  # a line outside the item's mapping
+        body = " " * column + padded[found.end() : item_end]
+        texts.append(dedented(body, 0, len(body), column) + "\n")
+    return tuple(texts)

@@ -1,0 +1,51 @@
+"""Line-level readings of block-style YAML text, shared by the scan and the text edits.
+
+Offsets are into `padded`, a document's text with a newline put in front: every line, the first one
+included, then starts right after a `\\n`, so one pattern finds a line start anywhere. A `Span` is
+[start of an entry's first line, start of the line after its last) in `padded`.
+"""
+
+from __future__ import annotations
+
+import re
+
+Span = tuple[int, int]
+
+# `key: value` (or `key:` alone) whose key is plain; the value is the rest of the line.
+KEY_LINE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_./-]*)[ \t]*:(?:[ \t]+(?P<value>[^\n]*?))?[ \t]*(?=\n|\Z)")
+# The first non-blank line after a newline, its indentation captured.
+FIRST_CHILD = re.compile(r"(?:\n[ ]*(?=\n))*\n([ ]+)(?=[^ \n])")
+# An item of a block sequence starts here: `-` and a blank or the line's end.
+ITEM_AT = re.compile(r"-(?:[ \t]|(?=\n)|\Z)")
+# Blank lines and comment lines: what may follow a value without being part of it.
+AFTER_VALUE = re.compile(r"(?:\n[ \t]*+(?:#[^\n]*+)?)*+")
+# A line that is neither blank nor a comment, with its indentation.
+CONTENT_LINE = re.compile(r"\n([ ]*+)(?=[^ \n#])")
+
+_CONTENT_LINES: dict[int, re.Pattern[str]] = {}
+
+
+def line_end(padded: str, start: int, end: int) -> int:
+    """Where the line holding `start` ends (its newline, or `end`)."""
+    found = padded.find("\n", start, end)
+    return end if found < 0 else found
+
+
+def content_lines(indent: int) -> re.Pattern[str]:
+    """A run of lines indented by `indent` or more, or blank: what lies below an entry at less."""
+    pattern = _CONTENT_LINES.get(indent)
+    if pattern is None:
+        pattern = _CONTENT_LINES[indent] = re.compile(
+            rf"(?:\n(?:[ ]{{{indent}}}[^\n]*+|[ ]{{0,{indent}}}+(?=\n|\Z)))*+"
+        )
+    return pattern
+
+
+def dedented(padded: str, start: int, end: int, indent: int) -> str:
+    """The lines of padded[start:end] moved left by `indent` columns: an entry read as a document of its
+    own. The caller has made sure every line that is neither blank nor a comment is indented that far; a
+    comment line indented less moves to the first column, where it means the same (nothing)."""
+    pad = " " * indent
+    return "\n".join(
+        line[indent:] if line.startswith(pad) else line.lstrip(" ") for line in padded[start:end].split("\n")
+    )
