@@ -16,8 +16,6 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-import yaml
-
 from cmp import goyaml
 from cmp.manifests import structure
 from cmp.manifests.lines import (
@@ -26,10 +24,14 @@ from cmp.manifests.lines import (
     FIRST_CHILD,
     ITEM_AT,
     KEY_LINE,
+    SAFE,
+    UNSURE,
     Span,
     content_lines,
     dedented,
     line_end,
+    load_entries,
+    scalar,
 )
 from cmp.manifests.resource import Head
 
@@ -64,24 +66,23 @@ def scan(text: str, *, lists: bool = True) -> Scanned | None:
     fast = _FAST_HEAD.match(text)
     if fast is not None and text.endswith("\n") and len(fast.group("indent")) < floor:
         api_version, kind, name, namespace = map(_string, fast.group("api", "kind", "name", "namespace"))
-        if _UNSURE not in (api_version, kind, name, namespace):
+        if UNSURE not in (api_version, kind, name, namespace):
             head = Head(api_version, kind, name, namespace, None, (fast.start("metadata"), fast.end()), None, floor)
             if kind != "CustomResourceDefinition":
                 if _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
                     return Scanned(head)
             elif floor > 2:
                 spec = _crd_rest(padded, fast.end())
-                if spec is not _UNSURE:
+                if spec is not UNSURE:
                     return Scanned(head if spec is _ABSENT else head._replace(spec=spec))
     return _scan_entries(padded, floor, lists)
 
 
 # The common shape of a rendered document, read in one match: `apiVersion`, `kind`, then a block-style
 # `metadata` whose name/namespace are one-line strings and whose other entries are plain keys.
-_SAFE = r"[A-Za-z0-9_./@+=%~,-]"
 # A one-line string: plain, starting with a letter (no number or timestamp; a bool or null word is refused
 # after the match, by the loader's own resolver), or quoted without escapes (checked printable after it).
-_STRING = rf"(?:[A-Za-z](?:{_SAFE}|:(?={_SAFE})| (?={_SAFE}))*+|\"[^\"\\\n]*\"|'[^'\n]*')"
+_STRING = rf"(?:[A-Za-z](?:{SAFE}|:(?={SAFE})| (?={SAFE}))*+|\"[^\"\\\n]*\"|'[^'\n]*')"
 _NOT_DEEPER = r"(?!(?:[ ]*+\n)*+(?P=indent)[ ])"
 _FAST_HEAD = re.compile(
     r"(?:[ \t]*+(?:#[^\n]*+)?\n)*+"
@@ -102,45 +103,24 @@ _LATER_TOP_PROBLEM = re.compile(
     r"\n(?:(?:apiVersion|kind|metadata|items)[ \t]*+:"
     r"|(?![ \n#]|-(?:[ \t\n]|\Z)|\Z|[A-Za-z_][A-Za-z0-9_./-]*+[ \t]*+:(?:[ \t\n]|\Z)))"
 )
-# A scalar read without the parser: a plain one of safe characters (then resolved the way the loader does),
-# or a quoted one without escapes; an optional comment may follow.
-_SCALAR = re.compile(
-    rf"(?:(?P<plain>[A-Za-z0-9_./](?:{_SAFE}|:(?={_SAFE})| (?={_SAFE}))*)"
-    r"|\"(?P<double>[^\"\\\n]*)\"|'(?P<single>[^'\n]*)')(?:[ \t]+#[^\n]*)?"
-)
 _IDENTITY = frozenset({"apiVersion", "kind", "metadata", "spec", "items"})
 _META_FIELDS = ("name", "namespace", "generateName")
 _CRD_FIELDS = ("group", "names", "scope")
-_UNSURE = object()
 _ABSENT = object()
 _RESOLVED_FIRST = frozenset(goyaml.GoResolver.yaml_implicit_resolvers)
 
 
 def _string(token: str | None) -> Any:
-    """A `_STRING` token's value (None for no token), or _UNSURE when the parser must read it."""
+    """A `_STRING` token's value (None for no token), or UNSURE when the parser must read it."""
     if token is None:
         return None
     first = token[0]
     if first == '"' or first == "'":
         value = token[1:-1]
-        return value if value.isprintable() else _UNSURE
+        return value if value.isprintable() else UNSURE
     if first in _RESOLVED_FIRST:  # y, n, t, f, o...: maybe a bool or null
-        return _scalar(token)
+        return scalar(token)
     return token
-
-
-def _scalar(value: str | None) -> Any:
-    """A one-line scalar as the loader reads it, or _UNSURE."""
-    if not value:
-        return None
-    found = _SCALAR.fullmatch(value)
-    if found is None:
-        return _UNSURE
-    plain = found.group("plain")
-    if plain is None:
-        quoted = found.group("double") if found.group("double") is not None else found.group("single")
-        return quoted if quoted.isprintable() else _UNSURE  # a tab, a control character: the parser decides
-    return plain if goyaml.reads_as_string(plain) else _UNSURE  # a bool, number, null...: the parser decides
 
 
 def _scan_entries(padded: str, floor: int, lists: bool) -> Scanned | None:
@@ -156,7 +136,7 @@ def _scan_entries(padded: str, floor: int, lists: bool) -> Scanned | None:
     metadata_span = entries.get("metadata")
     fields = _metadata_fields(padded, metadata_span, floor) if metadata_span else (None, None, None)
     metadata: dict[str, Any] | None = None
-    if api_version is _UNSURE or kind is _UNSURE or fields is None:
+    if api_version is UNSURE or kind is UNSURE or fields is None:
         parsed = _parse_entries(padded, [entries[key] for key in ("apiVersion", "kind", "metadata") if key in entries])
         if parsed is None:
             return None
@@ -169,7 +149,7 @@ def _scan_entries(padded: str, floor: int, lists: bool) -> Scanned | None:
     head = Head(api_version, kind, name, namespace, generate_name, span, None, floor)
     if kind == "CustomResourceDefinition" and "spec" in entries:
         spec = _crd_spec(padded, entries["spec"], floor)
-        if spec is _UNSURE:
+        if spec is UNSURE:
             return None
         head = head._replace(spec=spec)
     return Scanned(head, metadata)
@@ -177,17 +157,17 @@ def _scan_entries(padded: str, floor: int, lists: bool) -> Scanned | None:
 
 def _one_line_value(padded: str, span: Span | None, indent: int) -> Any:
     """The value of an entry written on its key's line alone (only blank or comment lines below it), read
-    without the parser; None when the entry is absent, _UNSURE when reading it takes the parser."""
+    without the parser; None when the entry is absent, UNSURE when reading it takes the parser."""
     if span is None:
         return None
     start, end = span
     key_end = line_end(padded, start, end)
     if AFTER_VALUE.fullmatch(padded, key_end, end) is None:
-        return _UNSURE  # more lines: a nested or continued value
+        return UNSURE  # more lines: a nested or continued value
     found = KEY_LINE.match(padded, start + indent, key_end)
     if found is None:
-        return _UNSURE
-    return _scalar(found.group("value"))
+        return UNSURE
+    return scalar(found.group("value"))
 
 
 def _metadata_fields(padded: str, span: Span, floor: int) -> tuple[Any, ...] | None:
@@ -201,7 +181,7 @@ def _metadata_fields(padded: str, span: Span, floor: int) -> tuple[Any, ...] | N
     for key, child in found:
         if key in _META_FIELDS:
             value = _one_line_value(padded, child, indent)
-            if value is _UNSURE:
+            if value is UNSURE:
                 return None
             values[key] = value
     return values.get("name"), values.get("namespace"), values.get("generateName")
@@ -209,31 +189,20 @@ def _metadata_fields(padded: str, span: Span, floor: int) -> tuple[Any, ...] | N
 
 def _crd_spec(padded: str, span: Span, floor: int) -> Any:
     """`group`, `names` and `scope` of a CRD's spec, parsed from their entries alone (None for an empty
-    spec); _UNSURE when they cannot be read so."""
+    spec); UNSURE when they cannot be read so."""
     block = structure.block_children(padded, span, 0, floor)
     if block is None:
-        return _UNSURE
+        return UNSURE
     found, indent = block
     if not found:
         return None
-    return _load_entries(padded, [child for key, child in found if key in _CRD_FIELDS], indent)
-
-
-def _load_entries(padded: str, spans: list[Span], indent: int) -> Any:
-    """The mapping the entries at `spans` (at `indent`, in order) form, parsed from their lines alone;
-    _UNSURE when that fails."""
-    text = "".join(dedented(padded, start, end, indent) for start, end in spans)
-    try:
-        value = goyaml.load(text) if text else {}
-    except yaml.YAMLError:
-        return _UNSURE
-    return value if isinstance(value, dict) else _UNSURE
+    return load_entries(padded, [child for key, child in found if key in _CRD_FIELDS], indent)
 
 
 def _parse_entries(padded: str, spans: list[Span]) -> dict[str, Any] | None:
     """Top-level entries parsed together, in the document's order; None when that fails."""
-    value = _load_entries(padded, sorted(spans), 0)
-    return None if value is _UNSURE else value
+    value = load_entries(padded, sorted(spans), 0)
+    return None if value is UNSURE else value
 
 
 # A CRD is mostly schema, so what follows its metadata is read in one pass that looks only at lines at
@@ -242,7 +211,7 @@ def _parse_entries(padded: str, spans: list[Span]) -> dict[str, Any] | None:
 
 def _crd_rest(padded: str, after: int) -> Any:
     """For a CRD whose metadata ends at `after` (a newline in `padded`, the floor above two spaces): the
-    `group`, `names` and `scope` of its spec, _ABSENT without a spec, or _UNSURE when the general reading
+    `group`, `names` and `scope` of its spec, _ABSENT without a spec, or UNSURE when the general reading
     must decide (a column-0 line that is not a plain key, an identity key or `spec` twice, a spec whose
     entries are not at two spaces, a line at one space)."""
     length = len(padded)
@@ -257,17 +226,17 @@ def _crd_rest(padded: str, after: int) -> Any:
             if padded[position + 1] == "#" or ITEM_AT.match(padded, position + 1):
                 position = line_end(padded, position + 1, length)
                 continue
-            return _UNSURE
+            return UNSURE
         key = line.group("key")
         if key in _IDENTITY and (key != "spec" or spec is not _ABSENT):
-            return _UNSURE  # an identity key again, or a second spec
+            return UNSURE  # an identity key again, or a second spec
         position = line.end()
         if key == "spec":
             if line.group("value"):
-                return _UNSURE
+                return UNSURE
             spec, position = _two_space_spec(padded, position)
-            if spec is _UNSURE:
-                return _UNSURE
+            if spec is UNSURE:
+                return UNSURE
 
 
 _SHALLOW_COMMENT = re.compile(r"[ ]{0,2}#[^\n]*+")
@@ -278,7 +247,7 @@ def _two_space_spec(padded: str, position: int) -> tuple[Any, int]:
     length = len(padded)
     first = FIRST_CHILD.match(padded, position)
     if first is None or first.group(1) != "  ":
-        return _UNSURE, position
+        return UNSURE, position
     lines: list[tuple[str, int]] = []  # (key or "-", start of the line)
     while True:
         position = content_lines(3).match(padded, position).end()  # type: ignore[union-attr]  # matches empty
@@ -291,23 +260,23 @@ def _two_space_spec(padded: str, position: int) -> tuple[Any, int]:
         if padded[position + 1] != " ":
             break  # a column-0 line: the next top-level entry
         if not padded.startswith("  ", position + 1):
-            return _UNSURE, position  # a line at one space
+            return UNSURE, position  # a line at one space
         item = ITEM_AT.match(padded, position + 3)
         entry = None if item else KEY_LINE.match(padded, position + 3)
         if item is None and entry is None:
-            return _UNSURE, position  # a quoted, complex or merge key...
+            return UNSURE, position  # a quoted, complex or merge key...
         lines.append(("-" if entry is None else entry.group("key"), position + 1))
         position = line_end(padded, position + 1, length)
     keys = [key for key, _ in lines if key != "-"]
     if not lines or lines[0][0] == "-" or len(set(keys)) != len(keys):
-        return _UNSURE, position  # a sequence, or a key twice
+        return UNSURE, position  # a sequence, or a key twice
     lines.append(("", min(position + 1, length)))
     spans = [
         (start, next(following for name, following in lines[index + 1 :] if name != "-"))
         for index, (key, start) in enumerate(lines)
         if key in _CRD_FIELDS
     ]
-    return _load_entries(padded, spans, 2), position
+    return load_entries(padded, spans, 2), position
 
 
 _ITEM_START: dict[int, re.Pattern[str]] = {}

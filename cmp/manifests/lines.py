@@ -8,8 +8,14 @@ included, then starts right after a `\\n`, so one pattern finds a line start any
 from __future__ import annotations
 
 import re
+from typing import Any
+
+import yaml
+
+from cmp import goyaml
 
 Span = tuple[int, int]
+UNSURE: Any = object()  # what a reading answers when only the parser can tell
 
 # `key: value` (or `key:` alone) whose key is plain; the value is the rest of the line.
 KEY_LINE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_./-]*)[ \t]*:(?:[ \t]+(?P<value>[^\n]*?))?[ \t]*(?=\n|\Z)")
@@ -49,3 +55,38 @@ def dedented(padded: str, start: int, end: int, indent: int) -> str:
     return "\n".join(
         line[indent:] if line.startswith(pad) else line.lstrip(" ") for line in padded[start:end].split("\n")
     )
+
+
+# A character of a plain scalar that cannot change what the scalar means or where it ends.
+SAFE = r"[A-Za-z0-9_./@+=%~,-]"
+# A scalar read without the parser: a plain one of safe characters (then resolved the way the loader does),
+# or a quoted one without escapes; an optional comment may follow.
+SCALAR = re.compile(
+    rf"(?:(?P<plain>[A-Za-z0-9_./](?:{SAFE}|:(?={SAFE})| (?={SAFE}))*)"
+    r"|\"(?P<double>[^\"\\\n]*)\"|'(?P<single>[^'\n]*)')(?:[ \t]+#[^\n]*)?"
+)
+
+
+def scalar(value: str | None) -> Any:
+    """A one-line scalar (the value part of a key's line) as the loader reads it, or UNSURE."""
+    if not value:
+        return None
+    found = SCALAR.fullmatch(value)
+    if found is None:
+        return UNSURE
+    plain = found.group("plain")
+    if plain is None:
+        quoted = found.group("double") if found.group("double") is not None else found.group("single")
+        return quoted if quoted.isprintable() else UNSURE  # a tab, a control character: the parser decides
+    return plain if goyaml.reads_as_string(plain) else UNSURE  # a bool, number, null...: the parser decides
+
+
+def load_entries(padded: str, spans: list[Span], indent: int) -> Any:
+    """The mapping the entries at `spans` (at `indent`, in order) form, parsed from their lines alone by
+    the exact reading; UNSURE when that fails."""
+    text = "".join(dedented(padded, start, end, indent) for start, end in spans)
+    try:
+        value = goyaml.load(text) if text else {}
+    except yaml.YAMLError:
+        return UNSURE
+    return value if isinstance(value, dict) else UNSURE

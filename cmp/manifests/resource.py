@@ -62,6 +62,7 @@ class Resource:
         "_ids",
         "_meta",
         "_obj",
+        "entries_read",
         "head",
         "index",
         "metadata_changed",
@@ -113,6 +114,7 @@ class Resource:
         self.place = place
         self.read_exactly = False  # the whole document was parsed from helm's text
         self.metadata_read = metadata is not None
+        self.entries_read = False  # some top-level entries were parsed alone (to find reference fields)
 
     def __repr__(self) -> str:
         return f"Resource({self.id}, source={self.source!r}, index={self.index}, changed={self.changed})"
@@ -140,6 +142,19 @@ class Resource:
     def parsed(self) -> bool:
         """Whether the whole object has been parsed (or was given)."""
         return self._obj is not None
+
+    @property
+    def metadata_parsed(self) -> bool:
+        """Whether `metadata` has been parsed alone (then it, not the text, says what the entry holds)."""
+        return self._meta is not None
+
+    def replace_metadata(self, metadata: dict[str, Any]) -> None:
+        """Take a new `metadata` mapping for the one parsed alone (an edit of a copy of it)."""
+        if self._obj is not None:
+            raise ValueError("a parsed object is edited as an object")
+        self._meta = metadata
+        self._ids = None
+        self.metadata_changed = True
 
     def _value(self, key: str) -> Any:
         if self._obj is not None or self.head is None:

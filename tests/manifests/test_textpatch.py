@@ -135,9 +135,10 @@ def test_a_text_patch_reads_as_jsonpatch_on_the_parsed_object(text: str, ops: li
         return
     if not isinstance(full, dict):
         return
-    patched = textpatch.apply(text, ops, scanned.head.floor)
-    if patched is None:
+    found = textpatch.apply(text, ops, scanned.head.floor)
+    if found is None:
         return
+    patched = found.text
     expected = _expected(full, ops)
     assert expected is not _FAILS, "the text patch answered where jsonpatch fails"
     assert goyaml.load(patched) == expected
@@ -149,7 +150,8 @@ def _patched(text: str, operations: list[dict[str, Any]]) -> str | None:
     """The text patch of a document the scan read, under the floor it found."""
     scanned = manifests.scan(text)
     assert scanned is not None
-    return textpatch.apply(text, operations, scanned.head.floor)
+    patched = textpatch.apply(text, operations, scanned.head.floor)
+    return None if patched is None else patched.text
 
 
 DEPLOYMENT = """\
@@ -196,7 +198,8 @@ def test_a_value_already_there_leaves_the_text_as_it_is() -> None:
         {"op": "add", "path": "/spec/template/spec/containers/0/name", "value": "x"},  # a sequence on the way
         {"op": "add", "path": "/spec/template/spec/containers/-", "value": {"name": "y"}},
         {"op": "move", "from": "/spec/revisionHistoryLimit", "path": "/spec/limit"},
-        {"op": "add", "path": "/metadata/labels", "value": {"a": "b"}},  # identity stays with the object path
+        {"op": "replace", "path": "/metadata/name", "value": "b"},  # identity stays with the object path
+        {"op": "add", "path": "/metadata/labels/a/b", "value": "c"},  # below a label
         {"op": "add", "path": "/items", "value": []},
         {"op": "add", "path": "/spec/on", "value": 1},  # `on:` reads as a bool key
         {"op": "add", "path": "/status/phase", "value": "x"},  # a flow value on the way

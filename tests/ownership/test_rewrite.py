@@ -74,7 +74,7 @@ def test_a_patch_confined_to_metadata_keeps_helm_text_for_the_rest() -> None:
         run("rules:\n  - match: {kind: ConfigMap}\n    patch: [{op: add, path: /metadata/labels, value: {a: b}}]\n")
     )
     config = out["ConfigMap/settings"]
-    assert config.metadata_changed and config.text is not None
+    assert config.changed and config.text is not None and not config.parsed
 
 
 def test_a_patch_the_text_cannot_take_re_serialises_the_document() -> None:  # `data` is a flow mapping

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from cmp.errors import RuleError
-from cmp.manifests import Resource, searchable, surely_lacks
+from cmp.manifests import Resource, names, searchable, surely_lacks
 from cmp.model import App
 from cmp.ownership import reference_fields
 from cmp.ownership.decide import landing_namespace
@@ -58,12 +58,12 @@ def fix_references(
                 continue  # no old name anywhere in its text: nothing to fix, nothing to parse
             if referrer is None:
                 referrer = landing_namespace(resource, scopes, app.namespace)
-            for slot in reference_fields.name_slots(resource.obj, row, resource.group, resource.kind):
+            view = names.fields(resource, (path for _, _, path in row.sources))
+            for slot in reference_fields.name_slots(view, row, resource.group, resource.kind):
                 target = _target(slot, row, referrer, renames, resource, ownership)
                 if target is None:
                     continue
-                slot.parent[slot.key] = target.new
-                resource.mark_changed(metadata_only=slot.pointer.startswith("/metadata/"))
+                names.replace_name(resource, slot.pointer, target.old, target.new)
                 fixes.setdefault(resource.index, []).append(Fix(slot.pointer, target.old, target.new))
     return fixes
 
