@@ -282,7 +282,8 @@ owner: {OWNER}          # strips the CRDs, ClusterRoles and bindings; no rename,
 
 
 class _Dumper(yaml.SafeDumper):
-    """controller-gen's look: block style, `|-` for multi-line text, never an anchor."""
+    """controller-gen's look: block style, `|-` for multi-line text, long lines wrapped at 80 columns, never
+    an anchor."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
@@ -312,7 +313,7 @@ def write(root: Path) -> Path:
         (chart / "templates" / name).write_text(text)
     for index, (parts, versions) in enumerate(CRD_SHAPES):
         doc = crd(index, parts, versions)
-        text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1 << 20)
+        text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=80)
         (chart / "crds" / f"{doc['metadata']['name']}.yaml").write_text("---\n" + text)
     for app, config in (("owner", OWNER_CONFIG), ("other", OTHER_CONFIG), ("other-strip", OTHER_STRIP_CONFIG)):
         (root / "apps" / app).mkdir(parents=True, exist_ok=True)

@@ -2,9 +2,11 @@
 
 Operators' CRDs are big because they embed Kubernetes types whole: pod templates, containers, probes, volumes,
 affinity. They are written by controller-gen in block style, keys sorted, with long descriptions as `|-`
-literal blocks and schemas nested ten levels deep. This module builds schemas of that shape from a seeded
-random generator, so every run writes the same bytes and PyYAML meets as many nodes per byte as it does on
-real operator CRDs.
+literal blocks, long one-line descriptions wrapped at 80 columns (quoted when they hold `: `, so their
+continuation lines may start with `[`, `&` or `*` and hold unbalanced quotes), CEL validation rules whose
+plain scalar wraps onto lines starting with `&&`, `!=`, `!has(` or `*`, and schemas nested ten levels deep.
+This module builds schemas of that shape from a seeded random generator, so every run writes the same bytes
+and PyYAML meets as many nodes per byte as it does on real operator CRDs.
 """
 
 from __future__ import annotations
@@ -39,9 +41,14 @@ class _Gen:
         return " ".join(words).capitalize() + "."
 
     def description(self, name: str) -> str:
-        """One line for most fields, a wrapped paragraph (a `|-` block) for about a third of them."""
+        """One line for most fields (a long one, the dumper wraps and quotes, for some), a wrapped paragraph
+        (a `|-` block) for about a third of them."""
         first = f"{name} {self.sentence().lower()}"
-        if self.rng.random() < 0.65:
+        roll = self.rng.random()
+        if roll < 0.15:
+            values = ", ".join(f'"{self.rng.choice(_WORDS).upper()}' for _ in range(self.rng.randint(2, 4)))
+            return f"{first} Valid values are: [{values}], or * for all of them, & {self.sentence().lower()}"
+        if roll < 0.65:
             return first
         lines = [first] + [self.sentence() for _ in range(self.rng.randint(2, 7))]
         if self.rng.random() < 0.3:
@@ -70,7 +77,18 @@ class _Gen:
         schema["type"] = "object"
         if self.rng.random() < 0.2:
             schema["x-kubernetes-map-type"] = "atomic"
+        if self.rng.random() < 0.15:
+            schema["x-kubernetes-validations"] = [self.validation(sorted(properties)) for _ in range(2)]
         return schema
+
+    def validation(self, fields: list[str]) -> Schema:
+        """A CEL rule long enough to wrap, as Gateway API's CRDs hold them."""
+        a, b, c = (self.rng.choice(fields) for _ in range(3))
+        rule = (
+            f"self.all(x, has(x.{a})) && x.{a} != '' || !has(self.{b}) ? size(self.{c}) * 2 <= 64 "
+            f"&& self.{b}.all(y, y.{a} != self.{c}) : true"
+        )
+        return {"message": f"{a} must not be set for protocols ['HTTP', 'TCP', 'UDP'] when {b} is", "rule": rule}
 
     def array(self, name: str, items: Schema, key: str | None = None) -> Schema:
         schema: Schema = {"description": self.description(name), "items": items, "type": "array"}

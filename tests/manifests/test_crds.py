@@ -1,6 +1,6 @@
 """A CRD as real charts hold one is identified from its text, and protected or stripped without being parsed.
 
-Its schema carries the line shapes of ../shared/realcharts that used to defeat the scan: a quoted
+Its schema carries the line shapes of ../shared/realcharts that defeat a line-by-line reading: a quoted
 description wrapped onto a line starting with `[` and holding unbalanced quotes, one wrapped onto `& HTTPS`,
 CEL rules whose plain or quoted scalar wraps onto lines starting with `&&`, `!has(`, `!=` and `*`, a `|2-`
 block, a flow sequence spanning lines, and a comment of the chart's own inside the document.

@@ -306,3 +306,16 @@ def test_a_stray_quote_in_a_block_scalar_opens_nothing() -> None:
     ).replace("kind: Ignored\n", "other: x\n")
     scanned = manifests.scan(text)
     assert scanned is not None and scanned.head.name == "a"
+
+
+def test_a_quote_inside_a_wrapped_quoted_description_opens_nothing() -> None:
+    text = (
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ws.example.io\n"
+        "spec:\n  group: example.io\n  names:\n    kind: W\n  scope: Cluster\n  versions:\n  - name: v1\n"
+        "    schema:\n      openAPIV3Schema:\n        description: 'Valid values are:\n"
+        '          ["CREATE, "UPDATE], or * for all of them.\'\n        type: object\n'
+        'status:\n  message: "done"\n'
+    )
+    scanned = manifests.scan(text)
+    assert scanned is not None
+    _assert_read_as_exactly(text, scanned, goyaml.load(text))
