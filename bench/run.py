@@ -2,6 +2,7 @@
 """chartshare generate against raw `helm template`, measured interleaved in one run.
 
     python bench/run.py [--rounds 15] [--helm-major 4] [--json bench/results/latest.json]
+                        [--charts ../shared/realcharts]
 
 Cases (each paired with raw helm rendering the same release with the same arguments):
   owner        the ~4 MB, ~1,700-document chart; the top-level owner keeps everything, protects the 40 CRDs
@@ -9,6 +10,10 @@ Cases (each paired with raw helm rendering the same release with the same argume
                every Deployment (skipped, with the reason, while this build refuses rename/patch)
   other-strip  the same app without rename and patch: strips CRDs, ClusterRoles and bindings
   small        examples/shoong-delivery for its Namespace owner: the fixed overhead
+  <chart> owner / <chart> other
+               with --charts, every chart of that folder's index.yaml (real public charts, untarred into
+               the work folder): an app that owns everything (`owner: app-a`, protecting its CRDs) and
+               one that owns nothing (it strips every cluster-scoped object)
 
 Every round runs every command once, in a shuffled order, after one warm-up round; the table gives medians.
 Wall time runs from spawn to exit. Peak RSS comes from wait4() for the whole process tree (chartshare and
@@ -74,6 +79,7 @@ class Command:
     self_rss_kb: int = 0
     output_bytes: int = 0
     documents: int = 0
+    case: str = ""  # for a real chart's app: owner or other
 
 
 def main() -> int:
@@ -84,6 +90,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=BENCH / "results" / "latest.json")
     parser.add_argument("--chartshare", help="an installed chartshare to measure instead of a fresh install")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--charts", type=Path, help="a folder of packaged charts with an index.yaml (realcharts)")
     args = parser.parse_args()
 
     helm = str(fetch_helm.ensure(args.helm_major))
@@ -96,6 +103,8 @@ def main() -> int:
     chartshare = str(Path(args.chartshare).resolve()) if args.chartshare else _install(work)
 
     commands = _commands(helm, chartshare, work)
+    if args.charts:
+        commands += _chart_commands(helm, chartshare, work / "realcharts", args.charts.resolve())
     by_name = {command.name: command for command in commands}
     out = work / "stdout"
     for command in commands:  # check each once; keep what it printed for the table
@@ -236,6 +245,49 @@ def _commands(helm: str, chartshare: str, work: Path) -> list[Command]:
     return commands
 
 
+# The non-owner accepts the owner's bindings (it would otherwise refuse to strip those of its own account).
+_CHART_APPS = {
+    "owner": ("app-a", "owner: app-a\n"),
+    "other": (
+        "app-b",
+        "owner: app-a\nrules:\n  - match: {kind: ClusterRoleBinding}\n    owner: app-a\n    others: strip\n",
+    ),
+}
+
+
+def _chart_commands(helm: str, chartshare: str, work: Path, folder: Path) -> list[Command]:
+    """Raw helm and the two apps for every chart of a realcharts folder, untarred afresh under `work`."""
+    import tarfile
+
+    import yaml  # the bench's own environment has it (chartshare's dev install)
+
+    if work.exists():
+        shutil.rmtree(work)
+    (work / "charts").mkdir(parents=True)
+    (work / "values").mkdir()
+    commands: list[Command] = []
+    for chart in yaml.safe_load((folder / "index.yaml").read_text())["charts"]:
+        name, release, namespace, values = chart["name"], chart["release"], chart["namespace"], chart["values"]
+        with tarfile.open(folder / chart["file"]) as archive:
+            archive.extractall(work / "charts", filter="data")
+        helm_values, app_values = [], []
+        if values:
+            shutil.copy(folder / values, work / "values" / values)
+            helm_values, app_values = [f"--values={work / 'values' / values}"], ["-f", f"/values/{values}"]
+        raw = f"helm ({name})"
+        argv = [helm, "template", ".", f"--name-template={release}", f"--namespace={namespace}", *helm_values]
+        commands.append(Command(raw, [*argv, "--include-crds"], work / "charts" / name))
+        for case, (app, rules) in _CHART_APPS.items():
+            app_dir = work / "apps" / f"{name}-{case}"
+            app_dir.mkdir(parents=True)
+            header = f"apiVersion: chartshare/v1\nkind: ChartShare\nchart: ../../charts/{name}\nallowEmpty: true\n"
+            (app_dir / "chartshare.yaml").write_text(header + rules)
+            generate = [chartshare, "generate", str(app_dir), "--app", app, "-n", namespace]
+            generate += ["--release-name", release, *app_values, "--repo-root", str(work), "--helm", helm]
+            commands.append(Command(f"chartshare {name} {case}", generate, work, baseline=raw, case=case))
+    return commands
+
+
 def _run(command: Command, out: Path, err: Path) -> tuple[int, float, int]:
     """Exit status, wall seconds and peak RSS (KB, the process and its children) of one run."""
     with out.open("wb") as stdout, err.open("wb") as stderr:
@@ -272,8 +324,9 @@ def _report(commands: list[Command], by_name: dict[str, Command], helm: str, arg
         f"\nhelm {version}, Python {platform.python_version()}, {os.cpu_count()} CPUs, "
         f"{args.rounds} interleaved rounds, medians\n"
     )
+    width = max(24, *(len(command.name) for command in commands))
     header = (
-        f"{'command':<24} {'docs':>5} {'MB out':>7} {'wall ms':>8} {'vs helm':>8} {'+ms':>6} {'RSS MB':>7} "
+        f"{'command':<{width}} {'docs':>5} {'MB out':>7} {'wall ms':>8} {'vs helm':>8} {'+ms':>6} {'RSS MB':>7} "
         f"{'own RSS':>8}"
     )
     print(header)
@@ -281,7 +334,7 @@ def _report(commands: list[Command], by_name: dict[str, Command], helm: str, arg
     rows = []
     for command in commands:
         if command.skipped:
-            print(f"{command.name:<24} skipped: {command.skipped}")
+            print(f"{command.name:<{width}} skipped: {command.skipped}")
             rows.append({"name": command.name, "skipped": command.skipped})
             continue
         median = statistics.median(command.wall)
@@ -308,10 +361,16 @@ def _report(commands: list[Command], by_name: dict[str, Command], helm: str, arg
             ratio, overhead = f"{row['ratio']:.3f}x", f"{row['overhead_ms']:+.0f}"
         own = f"{row.get('own_peak_rss_mb', '')}"
         print(
-            f"{command.name:<24} {command.documents:>5} {command.output_bytes / 1e6:>7.2f} {median * 1000:>8.0f} "
+            f"{command.name:<{width}} {command.documents:>5} {command.output_bytes / 1e6:>7.2f} {median * 1000:>8.0f} "
             f"{ratio:>8} {overhead:>6} {row['peak_rss_mb']:>7} {own:>8}"
         )
         rows.append(row)
+    for case in _CHART_APPS:
+        ratios = [
+            row["ratio"] for row, command in zip(rows, commands, strict=True) if command.case == case and "ratio" in row
+        ]
+        if ratios:
+            print(f"real charts, {case}: median ratio {statistics.median(ratios):.3f}x over {len(ratios)} charts")
     return {
         "helm": version,
         "python": platform.python_version(),
