@@ -130,7 +130,7 @@ def _scan_entries(padded: str, floor: int, lists: bool) -> Scanned | None:
         return None
     if "items" in entries:
         items = _list_items(padded, entries["items"], floor) if lists else None
-        return None if items is None else Scanned(Head(None, "List", None, None, None, None, None, floor), None, items)
+        return None if items is None else Scanned(Head(None, None, None, None, None, None, None, floor), None, items)
     api_version = _one_line_value(padded, entries.get("apiVersion"), 0)
     kind = _one_line_value(padded, entries.get("kind"), 0)
     metadata_span = entries.get("metadata")

@@ -62,12 +62,11 @@ _VALUE_MARKS = (re.compile(r"\*(?<=[ \t\n\[{,:]\*)[A-Za-z0-9_-]"), re.compile(r"
 
 
 class _Followed(NamedTuple):
-    """A quote or flow followed to its end: where it opens and ends, the least indentation it reaches, and
-    the farthest end of those followed before it (what may hold it)."""
+    """A quote or flow followed to its end: where it opens and ends, and the farthest end of those followed
+    before it (what may hold it)."""
 
     start: int
     end: int
-    reach: int
     covered_to: int
 
 
@@ -95,17 +94,27 @@ class _Reach:
 
     def floor(self) -> int:
         padded = self.padded
+        low = NO_FLOOR
         farthest = 0
         for at in sorted(found.start() for openers in _OPENERS for found in openers.finditer(padded)):
-            if _inert(padded, at) or (at < farthest and self.nested(at)):
-                continue  # inside a plain scalar or a comment, or a quote's content: no opener
-            end = _quote_end(padded, at) if padded[at] in "\"'" else _flow_end(padded, at)
-            reach = _shallowest(padded, at, end, NO_FLOOR)
-            if reach < _WORTH_A_LOOK and self.in_block_scalar(at):
-                continue
-            if reach == 0:
-                return 0
-            self.followed.append(_Followed(at, end, reach, farthest))
+            if _inert(padded, at):
+                continue  # inside a plain scalar or a comment: no opener
+            if padded[at] in "\"'":
+                end = _quote_end(padded, at)
+            else:  # a flow that does not close soon is asked about first: it costs more to follow than a quote
+                end = _flow_end(padded, at, _FLOW_GLANCE)
+                if end < 0 and at < farthest and self.nested(at):
+                    continue  # a quote's content
+                end = end if end >= 0 else _flow_end(padded, at, _FLOW_SPAN)
+            if _shallower(_WORTH_A_LOOK).search(padded, at, end) is not None:
+                if (at < farthest and self.nested(at)) or self.in_block_scalar(at):
+                    continue  # a quote's content, or a block scalar's
+                low = _shallowest(padded, at, end, low)
+                if low == 0:
+                    return 0
+            elif low > _WORTH_A_LOOK:
+                low = _shallowest(padded, at, end, low)
+            self.followed.append(_Followed(at, end, farthest))
             farthest = max(farthest, end)
         flows = [(entry.start, entry.end) for entry in self.followed if padded[entry.start] in "[{"]
         for marks in _VALUE_MARKS:
@@ -119,35 +128,45 @@ class _Reach:
         while checked < len(self.headers):  # a header that vouched may itself sit inside a quote or flow
             header = self.headers[checked]
             checked += 1
-            for entry in [entry for entry in self.followed if entry.start < header < entry.end]:
-                if not self.in_block_scalar(entry.start):
+            for entry in self.covering(header):
+                if not self.nested(entry.start) and not self.in_block_scalar(entry.start):
                     return 0
-                self.followed.remove(entry)
-        return min((entry.reach for entry in self.followed), default=NO_FLOOR)
+        return low
+
+    def covering(self, at: int) -> list[_Followed]:
+        """The quotes and flows followed whose span holds `at` (those before it that reach past it)."""
+        found = []
+        for entry in reversed(self.followed):
+            if entry.start < at < entry.end:
+                found.append(entry)
+            if entry.covered_to <= at and entry.start < at:
+                break  # nothing before this one reaches `at`
+        return found
 
     def nested(self, at: int) -> bool:
         """Whether `at` lies inside a quote or flow followed before it that surely opens one: then it is
         that scalar's or collection's content. (Only one that opens surely vouches: a quote that merely
         looks like one may hide a real opener within what it would span.)"""
-        for entry in reversed(self.followed):
-            if entry.start < at < entry.end:
-                if entry.start not in self.real:
-                    self.real[entry.start] = entry.covered_to <= entry.start and self.surely_opens(entry.start)
-                if self.real[entry.start]:
-                    return True
-            if entry.covered_to <= at and entry.end <= at:
-                return False  # nothing before this one reaches `at`
-        return False
+        return any(self.surely_opens(entry.start) for entry in self.covering(at))
 
     def surely_opens(self, at: int) -> bool:
-        """Whether the quote or flow at `at` (which no quote or flow followed before it reaches) surely
-        opens: it starts a node on its line, and that line is structure (no block scalar's content, no
-        plain scalar going on from the line above)."""
+        """Whether the quote or flow followed at `at` surely opens: it starts a node on its line, and that
+        line is structure (no block scalar's content, no plain scalar going on from the line above, inside
+        no quote or flow followed before it, unless that one is the content of one that surely opens)."""
+        known = self.real.get(at)
+        if known is not None:
+            return known
+        self.real[at] = False  # (while it is worked out: what it would vouch for cannot vouch for it)
         padded = self.padded
         line_start = padded.rfind("\n", 0, at) + 1
-        if _NODE_BEFORE.fullmatch(padded, line_start, at) is None:
-            return False
-        return self.holder_of(line_start) is None and not _plain_may_go_on(padded, line_start)
+        answer = (
+            _NODE_BEFORE.fullmatch(padded, line_start, at) is not None
+            and self.holder_of(line_start) is None
+            and not _plain_may_go_on(padded, line_start)
+            and all(self.nested(entry.start) for entry in self.covering(at))
+        )
+        self.real[at] = answer
+        return answer
 
     def in_block_scalar(self, at: int) -> bool:
         """Whether `at` lies in the content of a block scalar; its header is recorded, to be checked
@@ -168,7 +187,8 @@ class _Reach:
 
 
 # Where a line may be a block scalar's header: `|` or `>`, then only their indicators (or a comment).
-_HEADER_END = re.compile(r"[|>](?=[-+1-9]{0,2}[ \t]*+(?:#[^\n]*+)?(?:\n|\Z))")
+# (One pattern each: a pattern that starts with a literal character is searched for fast.)
+_HEADER_ENDS = tuple(re.compile(rf"{mark}(?=[-+1-9]{{0,2}}[ \t]*+(?:#[^\n]*+)?(?:\n|\Z))") for mark in (r"\|", ">"))
 
 
 def _block_scalars(padded: str) -> list[tuple[int, int]]:
@@ -176,11 +196,11 @@ def _block_scalars(padded: str) -> list[tuple[int, int]]:
     a header inside another's content is content."""
     found: list[tuple[int, int]] = []
     covered = 0
-    for mark in _HEADER_END.finditer(padded):
-        if mark.start() < covered:
+    for mark in sorted(found.start() for pattern in _HEADER_ENDS for found in pattern.finditer(padded)):
+        if mark < covered:
             continue
-        start = padded.rfind("\n", 0, mark.start()) + 1
-        end = line_end(padded, mark.start(), len(padded))
+        start = padded.rfind("\n", 0, mark) + 1
+        end = line_end(padded, mark, len(padded))
         header = _BLOCK_HEADER.fullmatch(padded, start, end)
         content = None if header is None else _content_indent(padded, end, header)
         if content is None:
@@ -312,14 +332,20 @@ def _quote_end(padded: str, at: int) -> int:
     return len(padded) if closed is None else closed.end()
 
 
-def _flow_end(padded: str, at: int) -> int:
-    """Where a flow collection opened at `at` closes (the end of the text when it never does), read the
-    way libyaml reads one: quotes open scalars only where a node may start, `#` after a blank starts a
-    comment. Where it guesses, it guesses long, never short."""
+_FLOW_GLANCE = 1 << 9  # how far a flow is followed before asking whether it opens at all
+_FLOW_SPAN = 1 << 12  # a flow longer than this is taken to reach the end (it is no flow helm writes)
+
+
+def _flow_end(padded: str, at: int, span: int) -> int:
+    """Where a flow collection opened at `at` closes, read the way libyaml reads one: quotes open scalars
+    only where a node may start, `#` after a blank starts a comment. Where it guesses, it guesses long,
+    never short. The end of the text when it never closes (or at a document marker), or does not within
+    `span` characters: then -1 if `span` is the glance, the end of the text otherwise."""
     depth = 0
     index = at
     length = len(padded)
-    while index < length:
+    stop = min(length, at + span)
+    while index < stop:
         char = padded[index]
         if char in "[{":
             depth += 1
@@ -342,4 +368,4 @@ def _flow_end(padded: str, at: int) -> int:
             index += 1
         else:
             index = _FLOW_TEXT.match(padded, index).end()  # type: ignore[union-attr]  # one char at least
-    return length
+    return -1 if index < length and span == _FLOW_GLANCE else length

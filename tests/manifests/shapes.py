@@ -1,4 +1,5 @@
-"""Generated YAML text for the property tests of helm's text: what real charts hold, and what breaks readers.
+"""Generated YAML text for the property tests of helm's text (what real charts hold, and what breaks readers),
+and the oracle of the text edits.
 
 Two families. `loose_documents` are YAML text rich in the constructs that defeat a line-by-line reading:
 quotes and flows that continue on later lines at any depth (libyaml lets both continue even at column 0),
@@ -15,9 +16,23 @@ from __future__ import annotations
 
 import itertools
 import os
+from typing import Any
 
+import jsonpatch
+import jsonpointer
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+JSONPATCH_FAILS = object()
+
+
+def jsonpatched(obj: Any, operations: list[dict[str, Any]]) -> Any:
+    """What jsonpatch makes of the object (the oracle of every text edit), or JSONPATCH_FAILS."""
+    try:
+        return jsonpatch.JsonPatch(operations).apply(obj)
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError, KeyError):
+        return JSONPATCH_FAILS
+
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("SCAN_EXAMPLES", "800")),

@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonpatch
 import jsonpointer
 from hypothesis import example, given
 from hypothesis import strategies as st
-from shapes import SETTINGS, any_documents, block_documents
+from shapes import JSONPATCH_FAILS, SETTINGS, any_documents, block_documents, jsonpatched
 
 from cmp import goyaml, manifests
 from cmp.manifests import names, textpatch
@@ -61,16 +60,6 @@ label_operations = st.one_of(
 )
 
 
-def _expected(obj: Any, operations: list[dict[str, Any]]) -> Any:
-    try:
-        return jsonpatch.JsonPatch(operations).apply(obj)
-    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError, KeyError):
-        return _FAILS
-
-
-_FAILS = object()
-
-
 def _as_kubernetes_reads(text: str) -> str:
     return json.dumps(goyaml.load(text), sort_keys=True)
 
@@ -104,10 +93,10 @@ def test_label_and_annotation_patches_read_as_jsonpatch_on_the_parsed_object(
         metadata["name"] = "renamed"
         resource.mark_changed(metadata_only=True)
         full = {**full, "metadata": {**full["metadata"], "name": "renamed"}}
-    expected = _expected(full, operations)
+    expected = jsonpatched(full, operations)
     if not textpatch.patch_resource(resource, operations):
         return  # left to the object path
-    assert expected is not _FAILS, "the edit answered where jsonpatch fails"
+    assert expected is not JSONPATCH_FAILS, "the edit answered where jsonpatch fails"
     out = manifests.emit_yaml([resource]).removeprefix("---\n")
     assert goyaml.load(out) == expected
     assert _as_kubernetes_reads(out) == json.dumps(expected, sort_keys=True)

@@ -53,6 +53,7 @@ class Workspace(NamedTuple):
 
     root: Path
     renders: dict[tuple[str, str], str]
+    pieces: dict[tuple[str, str], list[Piece]]
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +61,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     root = tmp_path_factory.mktemp("realcharts")
     (root / "charts").mkdir()
     (root / "values").mkdir()
-    return Workspace(root, {})
+    return Workspace(root, {}, {})
 
 
 def _chart_dir(workspace: Workspace, chart: dict[str, Any]) -> Path:
@@ -137,6 +138,15 @@ class Ran(NamedTuple):
     resources: list[Resource]
 
 
+def _app(workspace: Workspace, chart: dict[str, Any], helm: str, config: str, app: str) -> tuple[Ran, list[Piece]]:
+    """An app run on the chart's render (made once), and the render's pieces (read once)."""
+    stream = _render(workspace, chart, helm)
+    key = (chart["name"], helm)
+    if key not in workspace.pieces:
+        workspace.pieces[key] = _pieces(stream)
+    return _run(stream, config, app, chart), workspace.pieces[key]
+
+
 def _run(stream: str, config: str, app: str, chart: dict[str, Any]) -> Ran:
     resources = manifests.parse(stream)
     ownership = rules.parse(config, Path("chartshare.yaml"), "chartshare.yaml")
@@ -204,9 +214,7 @@ def test_every_document_is_identified_without_the_exact_reading(
 def test_the_owner_emits_every_document_changing_only_metadata(
     workspace: Workspace, chart: dict[str, Any], helm: str
 ) -> None:
-    stream = _render(workspace, chart, helm)
-    ran = _run(stream, OWNER, "app-a", chart)
-    helm_pieces = _pieces(stream)
+    ran, helm_pieces = _app(workspace, chart, helm, OWNER, "app-a")
     ours = _pieces(ran.output)
     assert len(ours) == len(helm_pieces)
     for theirs, mine in zip(helm_pieces, ours, strict=True):
@@ -226,9 +234,7 @@ def test_the_owner_emits_every_document_changing_only_metadata(
 def test_a_non_owner_emits_exactly_the_namespaced_documents_as_helm_wrote_them(
     workspace: Workspace, chart: dict[str, Any], helm: str
 ) -> None:
-    stream = _render(workspace, chart, helm)
-    ran = _run(stream, NON_OWNER, "app-b", chart)
-    helm_pieces = _pieces(stream)
+    ran, helm_pieces = _app(workspace, chart, helm, NON_OWNER, "app-b")
     scopes = _scopes(helm_pieces)
     kept = [
         piece
@@ -245,9 +251,7 @@ def test_a_non_owner_emits_exactly_the_namespaced_documents_as_helm_wrote_them(
 def test_renames_and_label_patches_change_only_metadata_where_they_can(
     workspace: Workspace, chart: dict[str, Any], helm: str, record_property: Any
 ) -> None:
-    stream = _render(workspace, chart, helm)
-    ran = _run(stream, RENAMES, "app-b", chart)
-    helm_pieces = _pieces(stream)
+    ran, helm_pieces = _app(workspace, chart, helm, RENAMES, "app-b")
     pairs = list(_paired(helm_pieces, ran.output))
     for resource, theirs, ours in _resources_of(ran, pairs):
         kind = resource.kind

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonpatch
-import jsonpointer
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from shapes import SETTINGS, any_documents, block_documents
+from shapes import JSONPATCH_FAILS, SETTINGS, any_documents, block_documents, jsonpatched
 
 from cmp import goyaml, manifests
 from cmp.manifests import textpatch
@@ -106,16 +104,6 @@ def helm_like(draw: st.DrawFn) -> str:
     return text + "\n" if draw(st.integers(0, 5)) else text
 
 
-def _expected(obj: Any, ops: list[dict[str, Any]]) -> Any:
-    try:
-        return jsonpatch.JsonPatch(ops).apply(obj)
-    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError, KeyError):
-        return _FAILS
-
-
-_FAILS = object()
-
-
 @SETTINGS
 @given(st.one_of(any_documents, block_documents(), helm_like(), helm_like()), operations)
 @example(
@@ -139,8 +127,8 @@ def test_a_text_patch_reads_as_jsonpatch_on_the_parsed_object(text: str, ops: li
     if found is None:
         return
     patched = found.text
-    expected = _expected(full, ops)
-    assert expected is not _FAILS, "the text patch answered where jsonpatch fails"
+    expected = jsonpatched(full, ops)
+    assert expected is not JSONPATCH_FAILS, "the text patch answered where jsonpatch fails"
     assert goyaml.load(patched) == expected
     if patched == text:
         assert expected == full
