@@ -82,12 +82,19 @@ class _Gen:
         return schema
 
     def validation(self, fields: list[str]) -> Schema:
-        """A CEL rule long enough to wrap, as Gateway API's CRDs hold them."""
+        """A CEL rule long enough to wrap, as Gateway API's CRDs hold them: a plain scalar (its continuation
+        lines then start with `&&`, `!has(`, `*` or `!=`), or a quoted one when it compares with ''."""
         a, b, c = (self.rng.choice(fields) for _ in range(3))
-        rule = (
-            f"self.all(x, has(x.{a})) && x.{a} != '' || !has(self.{b}) ? size(self.{c}) * 2 <= 64 "
-            f"&& self.{b}.all(y, y.{a} != self.{c}) : true"
-        )
+        if self.rng.random() < 0.5:
+            rule = (
+                f"self.all(x, has(x.{a})) && x.{a} != 0 || !has(self.{b}) && size(self.{c}) * 2 <= 64 "
+                f"&& self.{b}.all(y, y.{a} != self.{c}) || !has(self.{c})"
+            )
+        else:
+            rule = (
+                f"self.all(x, has(x.{a})) && x.{a} != '' || !has(self.{b}) ? size(self.{c}) * 2 <= 64 "
+                f"&& self.{b}.all(y, y.{a} != self.{c}) : true"
+            )
         return {"message": f"{a} must not be set for protocols ['HTTP', 'TCP', 'UDP'] when {b} is", "rule": rule}
 
     def array(self, name: str, items: Schema, key: str | None = None) -> Schema:

@@ -1,12 +1,14 @@
 """helm's output stream in, Argo CD's input stream out: the only code that reads or writes helm's text.
 
-The stream is cut into documents as text (stream.py), so each keeps helm's exact bytes and its `# Source:`
-template path. A document is identified from its text (identity.py, resting on structure.py) and read whole
-by the exact reading (exact.py), the reference every fast path is held to, only when something needs
-its object; `parse(stream, exact=True)` reads every document that way. A document no stage changed is
-written back byte for byte, one whose change is confined to `metadata` gets only that entry rewritten,
-and a patch of plain keys may be carried out on the text itself (textpatch.py); emit.py writes the
-stream.
+The stream is cut into pieces as text (stream.py), so each document keeps helm's exact bytes and its
+`# Source:` template path, and what holds no object stays where it stood. A document is identified from
+its text (identity.py, resting on structure.py and reach.py) and read whole by the exact reading
+(exact.py), the reference every fast path is held to, only when something needs its object;
+`parse(stream, exact=True)` reads every document that way, and every such reading is recorded
+(`exact_readings`). A document no stage changed is written back byte for byte (emit.py); a change
+confined to `metadata` rewrites that entry alone; JSON patches, label and annotation edits and the names a
+rename fixes are carried out on the text itself where it allows (textpatch.py, metapatch.py, names.py,
+on blocks.py).
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@ import yaml
 
 from cmp import goyaml
 from cmp.errors import ManifestError
+from cmp.manifests import structure
 from cmp.manifests.exact import load, where
-from cmp.manifests.identity import Scanned, has_odd_line_breaks, scan
+from cmp.manifests.identity import Scanned, has_odd_line_breaks, identify, scan
 from cmp.manifests.resource import Place, Resource
 from cmp.manifests.stream import Stream, pieces
 
@@ -21,12 +22,16 @@ def parse(stream: str, *, exact: bool = False) -> list[Resource]:
     and comment-only documents hold no object; the emitter writes them back where they stood."""
     whole = Stream(stream, pieces(stream))
     careful = has_odd_line_breaks(stream)
+    shares = _Shares(structure.marks("\n" + stream))  # found once for the stream, not once per document
     resources: list[Resource] = []
     for number, piece in enumerate(whole.pieces):
         if not piece.content:
             continue
         text = stream[piece.start : piece.end]
-        scanned = None if exact or (careful and has_odd_line_breaks(text)) else scan(text)
+        if exact or (careful and has_odd_line_breaks(text)):
+            scanned = None
+        else:
+            scanned = identify(text, shares.of(piece.start, piece.end))
         items = None if scanned is None or scanned.items is None else _items_scanned(scanned.items, piece.source)
         if scanned is not None and scanned.items is None:
             whole.objects.add(number)
@@ -67,6 +72,30 @@ def _written(item: dict[str, Any], source: str) -> str | None:
         return (f"# Source: {source}\n" if source else "") + goyaml.dump(item)
     except (RecursionError, yaml.YAMLError):
         return None
+
+
+class _Shares:
+    """The stream's marks shared out among its documents, taken in order: offset q of the stream's (newline
+    put in front) is q - start in the document at stream[start:end] (newline put in front too)."""
+
+    _NONE = structure.Marks([], [])
+
+    def __init__(self, found: structure.Marks) -> None:
+        self.found = found
+        self.next = [0, 0]  # the first mark of each kind not yet shared out
+
+    def of(self, start: int, end: int) -> structure.Marks:
+        shared = []
+        for kind, positions in enumerate(self.found):
+            first = self.next[kind]
+            while first < len(positions) and positions[first] <= start:
+                first += 1
+            last = first
+            while last < len(positions) and positions[last] <= end:
+                last += 1
+            self.next[kind] = last
+            shared.append([position - start for position in positions[first:last]] if last > first else [])
+        return structure.Marks(*shared) if shared[0] or shared[1] else self._NONE
 
 
 def _items_scanned(items: tuple[str, ...], source: str) -> list[tuple[Scanned, str]] | None:

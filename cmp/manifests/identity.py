@@ -57,12 +57,19 @@ def has_odd_line_breaks(text: str) -> bool:
 def scan(text: str, *, lists: bool = True) -> Scanned | None:
     """The document's identity read from its text; None when the exact reading must decide. With `lists`,
     a document whose `items` is a block sequence is read as a List (Argo CD flattens it)."""
-    if has_odd_line_breaks(text):
-        return None
-    padded = "\n" + text
-    floor = structure.floor(padded)
-    if floor == 0:
-        return None
+    return None if has_odd_line_breaks(text) else identify(text, None, lists=lists)
+
+
+def identify(text: str, marks: structure.Marks | None, *, lists: bool = True) -> Scanned | None:
+    """`scan` of a text known to hold no odd line break, its marks (structure.py) found already or not."""
+    padded = None
+    if marks is not None and not marks.openers and not marks.values:
+        floor = structure.NO_FLOOR  # nothing may open a quote or flow spanning lines, nor need the parser
+    else:
+        padded = "\n" + text
+        floor = structure.floor(padded, marks)
+        if floor == 0:
+            return None
     fast = _FAST_HEAD.match(text)
     if fast is not None and text.endswith("\n") and len(fast.group("indent")) < floor:
         api_version, kind, name, namespace = map(_string, fast.group("api", "kind", "name", "namespace"))
@@ -72,10 +79,10 @@ def scan(text: str, *, lists: bool = True) -> Scanned | None:
                 if _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
                     return Scanned(head)
             elif floor > 2:
-                spec = _crd_rest(padded, fast.end())
+                spec = _crd_rest(padded or "\n" + text, fast.end())
                 if spec is not UNSURE:
                     return Scanned(head if spec is _ABSENT else head._replace(spec=spec))
-    return _scan_entries(padded, floor, lists)
+    return _scan_entries(padded or "\n" + text, floor, lists)
 
 
 # The common shape of a rendered document, read in one match: `apiVersion`, `kind`, then a block-style

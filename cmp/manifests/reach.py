@@ -75,11 +75,30 @@ class _Followed(NamedTuple):
 _WORTH_A_LOOK = 8
 
 
-def floor(padded: str) -> int:
+class Marks(NamedTuple):
+    """Where a text holds characters that may open a quote or flow spanning lines, and aliases or tags of
+    YAML's own (offsets in the text, newline put in front), each list in order."""
+
+    openers: list[int]
+    values: list[int]
+
+
+def marks(padded: str) -> Marks:
+    """The marks of a text: found for a whole stream at once, then shared out among its documents."""
+    return Marks(
+        sorted(found.start() for openers in _OPENERS for found in openers.finditer(padded)),
+        sorted(found.start() for values in _VALUE_MARKS for found in values.finditer(padded)),
+    )
+
+
+def floor(padded: str, found: Marks | None = None) -> int:
     """The shallowest indentation a quote or flow spanning lines may reach in the document (NO_FLOOR when
     none spans lines); 0 when one may reach a top-level line, or an alias or a tag of YAML's own may be
-    there: the exact reading then decides."""
-    return _Reach(padded).floor()
+    there: the exact reading then decides. `found` are its marks, when already found."""
+    found = marks(padded) if found is None else found
+    if not found.openers and not found.values:
+        return NO_FLOOR
+    return _Reach(padded).floor(found)
 
 
 class _Reach:
@@ -92,11 +111,11 @@ class _Reach:
         self.real: dict[int, bool] = {}  # whether a followed opener surely opens a quote or flow
         self.blocks: list[tuple[int, int]] | None = None  # the block scalars, listed when first needed
 
-    def floor(self) -> int:
+    def floor(self, found: Marks) -> int:
         padded = self.padded
         low = NO_FLOOR
         farthest = 0
-        for at in sorted(found.start() for openers in _OPENERS for found in openers.finditer(padded)):
+        for at in found.openers:
             if _inert(padded, at):
                 continue  # inside a plain scalar or a comment: no opener
             if padded[at] in "\"'":
@@ -117,13 +136,11 @@ class _Reach:
             self.followed.append(_Followed(at, end, farthest))
             farthest = max(farthest, end)
         flows = [(entry.start, entry.end) for entry in self.followed if padded[entry.start] in "[{"]
-        for marks in _VALUE_MARKS:
-            for found in marks.finditer(padded):
-                at = found.start()
-                # (a flow's lines are no block lines: `,` and `[` mean something there)
-                inside_flow = any(start < at < end for start, end in flows)
-                if (not _inert(padded, at) or inside_flow) and not self.in_block_scalar(at):
-                    return 0
+        for at in found.values:
+            # (a flow's lines are no block lines: `,` and `[` mean something there)
+            inside_flow = any(start < at < end for start, end in flows)
+            if (not _inert(padded, at) or inside_flow) and not self.in_block_scalar(at):
+                return 0
         checked = 0
         while checked < len(self.headers):  # a header that vouched may itself sit inside a quote or flow
             header = self.headers[checked]
