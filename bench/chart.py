@@ -272,6 +272,7 @@ rules:
     patch:
       - {{op: add, path: /spec/template/spec/nodeSelector, value: {{pool: {OTHER}}}}}
       - {{op: replace, path: /spec/revisionHistoryLimit, value: 2}}
+      - {{op: add, path: /metadata/labels/team, value: {OTHER}}}
 """
 
 OTHER_STRIP_CONFIG = f"""apiVersion: chartshare/v1

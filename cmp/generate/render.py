@@ -1,7 +1,8 @@
 """An app's render end to end: its chartshare.yaml, its chart, helm, and the ownership rules applied.
 
-`generate` prints the outcome; `check` and `parameters` read it. The modules an app's rules need are
-imported while helm renders, when the CPU they take costs least.
+`generate` prints the outcome; `check` and `parameters` read it. While helm renders, when the CPU it
+takes costs least, the modules an app's rules need are imported and the chart's crds/ files, which helm
+prints as they are, identified (cmp/helm/crds.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 from cmp import manifests
 from cmp.generate.chart import chart_dir, load_ownership
 from cmp.helm import template
+from cmp.helm.crds import printed_crds
 from cmp.inputs.config import Config
 from cmp.model import Action, App
 from cmp.ownership.outcome import Outcome
@@ -27,8 +29,16 @@ def render(config: Config) -> Outcome:
 def render_loaded(config: Config, ownership: Ownership | None, chart: Path) -> Outcome:
     """The same, once chartshare.yaml is loaded and the chart folder found (the render cache needs both)."""
     call = template.HelmInvocation(chart, config.template)
-    stream = template.render(config.helm, call, config.timeout, lambda: _import_what_the_rules_need(ownership))
-    return process(manifests.parse(stream), ownership, App(config.app_name, config.release, config.namespace))
+    foreseen: dict[str, manifests.Scanned] = {}
+
+    def meanwhile() -> None:
+        _import_what_the_rules_need(ownership)
+        if config.template.include_crds:
+            foreseen.update(manifests.foresee(printed_crds(chart)))
+
+    stream = template.render(config.helm, call, config.timeout, meanwhile)
+    resources = manifests.parse(stream, foreseen=foreseen)
+    return process(resources, ownership, App(config.app_name, config.release, config.namespace))
 
 
 def _import_what_the_rules_need(ownership: Ownership | None) -> None:

@@ -13,7 +13,7 @@ on blocks.py).
 
 from __future__ import annotations
 
-from cmp.manifests.documents import parse
+from cmp.manifests.documents import foresee, parse
 from cmp.manifests.emit import emit_json, emit_yaml, refuse_oversize
 from cmp.manifests.identity import Scanned, scan
 from cmp.manifests.resource import Head, Resource, exact_readings, searchable, surely_lacks
@@ -27,6 +27,7 @@ __all__ = [
     "emit_json",
     "emit_yaml",
     "exact_readings",
+    "foresee",
     "parse",
     "refuse_oversize",
     "scan",

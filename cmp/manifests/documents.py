@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, MutableMapping
 from typing import Any
 
 import yaml
@@ -15,23 +16,29 @@ from cmp.manifests.resource import Place, Resource
 from cmp.manifests.stream import Stream, pieces
 
 
-def parse(stream: str, *, exact: bool = False) -> list[Resource]:
+def parse(stream: str, *, exact: bool = False, foreseen: MutableMapping[str, Scanned] | None = None) -> list[Resource]:
     """Every object of the stream, `List`s flattened as Argo CD flattens them, in order. Each document is
     identified by the scan and parsed only when something asks for its object; with `exact`, and wherever
     the scan is unsure, it is read whole by the exact reading, the reference the scan is held to. Empty
-    and comment-only documents hold no object; the emitter writes them back where they stood."""
+    and comment-only documents hold no object; the emitter writes them back where they stood. A document
+    whose text is in `foreseen` (see `foresee`) takes its identity from there, once."""
     whole = Stream(stream, pieces(stream))
     careful = has_odd_line_breaks(stream)
-    shares = _Shares(structure.marks("\n" + stream))  # found once for the stream, not once per document
+    texts = [stream[piece.start : piece.end] if piece.content else "" for piece in whole.pieces]
+    known = [foreseen.pop(text, None) if foreseen and text else None for text in texts]  # each taken once
+    # the marks found once for the stream (but the documents foreseen), not once per document
+    shares = _Shares(structure.marks("\n" + stream, _unforeseen(whole, known) if foreseen is not None else None))
     resources: list[Resource] = []
     for number, piece in enumerate(whole.pieces):
         if not piece.content:
             continue
-        text = stream[piece.start : piece.end]
+        text = texts[number]
         if exact or (careful and has_odd_line_breaks(text)):
             scanned = None
         else:
-            scanned = identify(text, shares.of(piece.start, piece.end))
+            marks = shares.of(piece.start, piece.end)
+            found = known[number]
+            scanned = found if found is not None else identify(text, marks)
         items = None if scanned is None or scanned.items is None else _items_scanned(scanned.items, piece.source)
         if scanned is not None and scanned.items is None:
             whole.objects.add(number)
@@ -63,6 +70,38 @@ def parse(stream: str, *, exact: bool = False) -> list[Resource]:
             resource = Resource(obj, piece.source, text, len(resources), place=Place(whole, number))
             resources.append(_exactly(resource))
     return resources
+
+
+def _unforeseen(whole: Stream, known: list[Scanned | None]) -> list[tuple[int, int]]:
+    """The stretches of the stream (newline put in front) between the documents foreseen."""
+    stretches: list[tuple[int, int]] = []
+    start = 0
+    for piece, found in zip(whole.pieces, known, strict=True):
+        if found is not None:
+            if piece.start > start:
+                stretches.append((start, piece.start))
+            start = piece.end + 1
+    if len(whole.text) + 1 > start:
+        stretches.append((start, len(whole.text) + 1))
+    return stretches
+
+
+def foresee(fragments: Iterable[str]) -> dict[str, Scanned]:
+    """The identity of every document of stream fragments known before the stream arrives (helm's crds/
+    files), by its text as `parse` will cut it: the same reading, done earlier. A fragment that is not
+    in the stream costs its reading and is never looked up."""
+    foreseen: dict[str, Scanned] = {}
+    for fragment in fragments:
+        for piece in pieces(fragment):
+            if piece.content:
+                text = fragment[piece.start : piece.end]
+                try:
+                    scanned = scan(text)
+                except ManifestError:
+                    continue  # said by parse, should the document be in the stream
+                if scanned is not None and scanned.items is None:
+                    foreseen[text] = scanned
+    return foreseen
 
 
 def _written(item: dict[str, Any], source: str) -> str | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from cmp.manifests.lines import content_lines, line_end
@@ -83,11 +84,23 @@ class Marks(NamedTuple):
     values: list[int]
 
 
-def marks(padded: str) -> Marks:
-    """The marks of a text: found for a whole stream at once, then shared out among its documents."""
+def marks(padded: str, stretches: Sequence[tuple[int, int]] | None = None) -> Marks:
+    """The marks of a text, or of those stretches of it alone (in order): found for a whole stream at
+    once, then shared out among its documents."""
+    spans = ((0, len(padded)),) if stretches is None else stretches
     return Marks(
-        sorted(found.start() for openers in _OPENERS for found in openers.finditer(padded)),
-        sorted(found.start() for values in _VALUE_MARKS for found in values.finditer(padded)),
+        sorted(
+            found.start()
+            for openers in _OPENERS
+            for start, end in spans
+            for found in openers.finditer(padded, start, end)
+        ),
+        sorted(
+            found.start()
+            for values in _VALUE_MARKS
+            for start, end in spans
+            for found in values.finditer(padded, start, end)
+        ),
     )
 
 

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from cmp import goyaml, manifests
+from cmp.helm.crds import printed_crds
 from cmp.manifests import Resource
 from cmp.model import App, split_api_version
 from cmp.ownership import rules
@@ -209,6 +210,23 @@ def test_every_document_is_identified_without_the_exact_reading(
     assert [(r.id, r.api_version, r.source) for r in fast] == [(r.id, r.api_version, r.source) for r in exact]
     assert crd_scopes(r.identity() for r in fast) == crd_scopes(r.obj for r in exact)
     assert manifests.exact_readings(fast) == 0
+
+
+def test_the_crds_files_read_while_helm_renders_are_the_documents_helm_prints(
+    workspace: Workspace, chart: dict[str, Any], helm: str, record_property: Any
+) -> None:
+    stream = _render(workspace, chart, helm)
+    folder = _chart_dir(workspace, chart)
+    own = [
+        fragment for fragment in printed_crds(folder) if fragment.startswith(f"---\n# Source: {chart['name']}/crds/")
+    ]
+    assert all(fragment in stream for fragment in own)
+    foreseen = manifests.foresee(printed_crds(folder))
+    found = len(foreseen)
+    early = manifests.parse(stream, foreseen=foreseen)
+    plain = manifests.parse(stream)
+    assert [(r.head, r.text, r.source) for r in early] == [(r.head, r.text, r.source) for r in plain]
+    record_property("foreseen", found - len(foreseen))
 
 
 def test_the_owner_emits_every_document_changing_only_metadata(
