@@ -117,7 +117,7 @@ def test_the_refusal_names_the_binding_the_account_and_the_fix() -> None:
         process(manifests.parse(stream), _ownership([], "team-a", "fail"), App("team-b", "ctl", "team-b"))
     message = str(raised.value)
     assert "ClusterRoleBinding.rbac.authorization.k8s.io ctl" in message
-    assert "ServiceAccount team-b/ctl" in message and "the copy team-a emits binds team-a's accounts" in message
+    assert "ServiceAccount team-b/ctl" in message and "whatever team-a emits binds team-a's accounts" in message
     assert 'others: rename, renameTo: "{app}-{name}"' in message and "`others: strip`" in message
 
 
