@@ -83,8 +83,9 @@ def _refusal(binding: Resource, decision: Decision, account: tuple[str, str], ow
         f"app {app.name} would strip {binding.id} ({_template(binding)}{rule_label(decision, ownership)}: "
         f"{decision.reason}), which binds this app's own ServiceAccount {namespace}/{name}: whatever {owners} "
         f"emits binds {owners}'s accounts, so this app's account would be left without these permissions. Give "
-        f'every app its own binding with a rule such as {{match: {{kind: {binding.kind}}}, others: rename, renameTo: "{{app}}-'
-        "{name}\"}, or write `others: strip` on a rule for it to accept that the owner's copy serves"
+        f"every app its own binding with a rule such as {{match: {{kind: {binding.kind}}}, others: rename, "
+        'renameTo: "{app}-{name}"}, or write `others: strip` on a rule for it to accept that the owner\'s copy '
+        "serves"
     )
 
 
