@@ -10,6 +10,7 @@ Nothing relies on the guess: a fragment that is not in helm's stream is simply n
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from cmp import goyaml
 
 _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 _NESTING = 8  # subcharts this deep are left to the render itself
+_LARGEST = 16 << 20  # a file larger than this is left to the render itself
 
 
 def printed_crds(chart: Path) -> Iterator[str]:
@@ -32,6 +34,8 @@ def _printed(chart: Path, parent: str | None, depth: int) -> Iterator[str]:
     path = name if parent is None else f"{parent}/charts/{name}"
     for file in _files(chart / "crds"):
         try:
+            if file.stat().st_size > _LARGEST:
+                continue
             text = file.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
@@ -50,10 +54,11 @@ def _chart_name(chart: Path) -> str | None:
 
 
 def _files(folder: Path) -> list[Path]:
-    try:
-        return sorted(path for path in folder.rglob("*") if path.suffix in _MANIFEST_SUFFIXES and path.is_file())
-    except OSError:
-        return []
+    """The manifest files below the folder, in path order (folder symlinks not followed: a loop ends nowhere)."""
+    found = []
+    for parent, _, names in os.walk(folder):
+        found += [Path(parent, name) for name in names if name.endswith(_MANIFEST_SUFFIXES)]
+    return sorted(found)
 
 
 def _folders(folder: Path) -> list[Path]:

@@ -105,3 +105,13 @@ def test_unreadable_charts_foresee_nothing(tmp_path: Path) -> None:
 
 def _read(resources: list[manifests.Resource]) -> list[tuple[object, ...]]:
     return [(r.head, r.text, r.source, r.read_exactly, r.id) for r in resources]
+
+
+def test_a_folder_symlink_loop_and_an_oversized_file_are_passed_over(tmp_path: Path) -> None:
+    (tmp_path / "Chart.yaml").write_text("name: loop\n")
+    (tmp_path / "crds").mkdir()
+    (tmp_path / "crds" / "a.yaml").write_text(CRD.format(kind="Lime", plural="limes"))
+    (tmp_path / "crds" / "again").symlink_to(tmp_path / "crds")
+    with (tmp_path / "crds" / "huge.yaml").open("wb") as huge:
+        huge.truncate((16 << 20) + 1)
+    assert [fragment.splitlines()[1] for fragment in printed_crds(tmp_path)] == ["# Source: loop/crds/a.yaml"]
