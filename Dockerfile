@@ -34,6 +34,7 @@ ENV PATH=${VENV}/bin:${PATH} \
     HELM_CONFIG_HOME=/tmp/helm/config \
     HELM_DATA_HOME=/tmp/helm/data \
     CHARTSHARE_CACHE=/tmp/chartshare \
+    CHARTSHARE_WARM=on \
     PYTHONDONTWRITEBYTECODE=1
 USER 999
 # The repo-server's init container copies argocd-cmp-server into the shared /var/run/argocd volume.

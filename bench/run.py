@@ -18,6 +18,9 @@ Cases (each paired with raw helm rendering the same release with the same argume
 Every chartshare case runs twice: cold (its render cache emptied before every run, so each run renders,
 as the first refresh after a change does, and stores the entry) and `cached` (the entry stored by the
 checking run, read back without starting helm). Each has a cache folder of its own under the work folder.
+chartshare runs as the image runs it, with CHARTSHARE_WARM=on (a warm process, started by the first run,
+serves the others; its socket lives under the work folder and it is stopped at the end); `--no-warm` runs
+every command in its own process instead. chartshare's own RSS is always measured in a process of its own.
 
 Every round runs every command once, in a shuffled order, after one warm-up round; the table gives medians.
 Wall time runs from spawn to exit. Peak RSS comes from wait4() for the whole process tree (chartshare and
@@ -87,11 +90,16 @@ class Command:
     cache: Path | None = None  # chartshare's $CHARTSHARE_CACHE
     cold: bool = False  # the cache is emptied before every run
 
-    def environment(self) -> dict[str, str] | None:
+    def environment(self, warm: Path | None = None) -> dict[str, str] | None:
+        """chartshare's environment: its cache folder, and a warm process's runtime folder when `warm`."""
         if self.cache is None:
             return None
-        env = {k: v for k, v in os.environ.items() if k not in ("CHARTSHARE_RENDER_CACHE", "CHARTSHARE_CACHE_MB")}
-        return {**env, "CHARTSHARE_CACHE": str(self.cache)}
+        skipped = ("CHARTSHARE_RENDER_CACHE", "CHARTSHARE_CACHE_MB", "CHARTSHARE_WARM", "CHARTSHARE_RUNTIME_DIR")
+        env = {k: v for k, v in os.environ.items() if k not in skipped}
+        env["CHARTSHARE_CACHE"] = str(self.cache)
+        if warm is not None:
+            env.update(CHARTSHARE_WARM="on", CHARTSHARE_RUNTIME_DIR=str(warm))
+        return env
 
 
 def _cold_and_cached(name: str, argv: list[str], cwd: Path, baseline: str, work: Path, case: str = "") -> list[Command]:
@@ -112,6 +120,7 @@ def main() -> int:
     parser.add_argument("--chartshare", help="an installed chartshare to measure instead of a fresh install")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--charts", type=Path, help="a folder of packaged charts with an index.yaml (realcharts)")
+    parser.add_argument("--no-warm", action="store_true", help="every chartshare run in a process of its own")
     args = parser.parse_args()
 
     helm = str(fetch_helm.ensure(args.helm_major))
@@ -123,6 +132,8 @@ def main() -> int:
     subprocess.run([sys.executable, str(BENCH / "chart.py"), str(work)], check=True, stdout=subprocess.DEVNULL)
     chartshare = str(Path(args.chartshare).resolve()) if args.chartshare else _install(work)
     shutil.rmtree(work / "caches", ignore_errors=True)
+    global _WARM
+    _WARM = None if args.no_warm else work / "run"
 
     commands = _commands(helm, chartshare, work)
     if args.charts:
@@ -158,11 +169,26 @@ def main() -> int:
         if command.baseline is not None:
             command.self_rss_kb = _self_rss(command, out, work / "stderr")
 
+    if _WARM is not None:
+        _stop_warm(_WARM)
     result = _report(commands, by_name, helm, args)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nwrote {args.json}", file=sys.stderr)
     return 0
+
+
+_WARM: Path | None = None  # the warm process's runtime folder, unless --no-warm
+
+
+def _stop_warm(runtime: Path) -> None:
+    """Stop the warm processes serving from the bench's runtime folder."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(runtime) in (entry / "cmdline").read_text():
+                os.kill(int(entry.name), 15)
+        except OSError:
+            continue
 
 
 def _install(work: Path) -> str:
@@ -289,7 +315,7 @@ def _run(command: Command, out: Path, err: Path) -> tuple[int, float, int]:
         process = subprocess.Popen(
             command.argv,
             cwd=command.cwd,
-            env=command.environment(),
+            env=command.environment(_WARM),
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,

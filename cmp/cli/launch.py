@@ -1,4 +1,5 @@
-"""The console entry point: a plain `chartshare generate ...` runs without the CLI framework, helm first.
+"""A command run in this process (warm.py hands it here, or to a warm process's child): a plain
+`chartshare generate ...` runs without the CLI framework, helm first.
 
 Python's start and the framework's import (click and typer) cost about as much as rendering a small
 chart, and helm needs none of it. So the command line is first read here by a small reader built from the
@@ -96,5 +97,5 @@ def _command() -> int:
 
 
 def main() -> NoReturn:
-    """Console entry point (`chartshare`, `python -m cmp`)."""
+    """Run the command line of `sys.argv` here (`python -m cmp`, and the console script's fallback)."""
     exits.run_and_exit(_command)

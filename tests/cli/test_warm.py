@@ -1,0 +1,194 @@
+"""Requests handed to a warm chartshare process (CHARTSHARE_WARM=on): what it prints is what the command
+prints run on its own, a caller killed by its deadline has its command stopped, and wherever no warm
+process can answer, the command runs in the caller."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cmp.cli import warm
+from conftest import ROOT, clean_env
+
+CHARTSHARE = str(Path(sys.executable).parent / "chartshare")
+EXAMPLE = ROOT / "examples" / "shoong-delivery"
+VALUES = [
+    "-f",
+    "/examples/shoong-delivery/values/common.yaml",
+    "-f",
+    "/examples/shoong-delivery/values/notification.yaml",
+]
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> Iterator[Path]:
+    """A runtime folder of the test's own; every warm process serving from it is stopped afterwards."""
+    folder = tmp_path / "run"
+    yield folder
+    for pid in _servers(folder):
+        os.kill(pid, signal.SIGTERM)
+
+
+def _env(runtime: Path, **extra: str) -> dict[str, str]:
+    return clean_env(
+        {
+            warm.ENABLED: "on",
+            warm.RUNTIME: str(runtime),
+            "CHARTSHARE_WARM_IDLE": "30",
+            "CHARTSHARE_WARM_LOG": str(runtime.parent / "warm.log"),
+            **extra,
+        }
+    )
+
+
+def _run(args: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes]:
+    done = subprocess.run([CHARTSHARE, *args], cwd=ROOT, env=env, capture_output=True, timeout=120)
+    return done.returncode, done.stdout, done.stderr
+
+
+def _socket(runtime: Path, env: dict[str, str]) -> Path:
+    """The socket the warm process for this installation listens on, once it does (waited for)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        found = list(runtime.glob("warm-*.sock"))
+        if found:
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(str(found[0]))
+                return found[0]
+            except OSError:
+                pass
+            finally:
+                probe.close()
+        time.sleep(0.1)
+    raise AssertionError(f"no warm process came up in {runtime}")
+
+
+def _servers(runtime: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(runtime) in (entry / "cmdline").read_text():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _served(runtime: Path) -> list[str]:
+    log = runtime.parent / "warm.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def _generate(helm: str, *extra: str) -> list[str]:
+    app = ["--app", "dev-shoong-notification", "-n", "shoong", *VALUES, "--repo-root", str(ROOT), "--helm", helm]
+    return ["generate", str(EXAMPLE / "apps" / "dev" / "notification"), *app, *extra]
+
+
+def test_a_served_request_prints_what_the_command_prints_on_its_own(runtime: Path, helm: str) -> None:
+    statuses = []
+    for args in (_generate(helm), _generate(helm, "--kube-version", "not-a-version"), ["check", "--help"]):
+        alone = _run(args, clean_env())
+        first = _run(args, _env(runtime))  # the first of all finds no warm process: runs here, starts one
+        _socket(runtime, _env(runtime))
+        served = _run(args, _env(runtime))
+        assert alone == first == served
+        statuses.append(alone[0])
+    assert statuses[0] == 0 and statuses[1] != 0 and statuses[2] == 0
+    assert len(_served(runtime)) == 5  # all but the very first
+
+
+def test_a_caller_killed_by_its_deadline_has_its_command_stopped(runtime: Path, tmp_path: Path) -> None:
+    pids = tmp_path / "helm.pid"
+    slow = tmp_path / "helm"
+    slow.write_text(f"#!/bin/sh\necho $$ > {pids}\nexec sleep 60\n")
+    slow.chmod(0o755)
+    env = _env(runtime)
+    _run(["check", "--help"], env)
+    _socket(runtime, env)
+    caller = subprocess.Popen(
+        [CHARTSHARE, *_generate(str(slow))], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 20
+    while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    helm_pid = int(pids.read_text())
+    caller.kill()  # as Argo CD does at its deadline: SIGKILL, no chance to print
+    caller.wait()
+    assert _gone(helm_pid, within=10), "the served command's helm outlived its caller"
+    child = int(_served(runtime)[-1].split()[1].rstrip(":"))
+    assert _gone(child, within=10)
+
+
+def test_without_a_folder_of_its_own_the_command_runs_in_the_caller(runtime: Path, helm: str) -> None:
+    runtime.mkdir(mode=0o777)
+    runtime.chmod(0o777)  # others may write there: no socket is trusted in it
+    alone = _run(_generate(helm), clean_env())
+    assert _run(_generate(helm), _env(runtime)) == alone
+    time.sleep(0.5)
+    assert not list(runtime.glob("warm-*")) and not _servers(runtime)
+
+
+def test_a_socket_nobody_listens_on_is_replaced(runtime: Path, helm: str) -> None:
+    env = _env(runtime)
+    runtime.mkdir(mode=0o700)
+    stale = subprocess.run(
+        [sys.executable, "-c", "from cmp.cli import warm; print(warm.socket_path())"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(stale)
+    dead.close()  # the file stays, nothing listens
+    alone = _run(_generate(helm), clean_env())
+    assert _run(_generate(helm), env) == alone
+    assert str(_socket(runtime, env)) == stale
+    assert _run(_generate(helm), env) == alone
+    assert len(_served(runtime)) == 1
+
+
+def test_an_idle_warm_process_ends_and_takes_its_socket_along(runtime: Path) -> None:
+    env = _env(runtime, CHARTSHARE_WARM_IDLE="1")
+    _run(["check", "--help"], env)
+    path = _socket(runtime, env)
+    deadline = time.monotonic() + 15
+    while (path.exists() or _servers(runtime)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not path.exists() and not _servers(runtime)
+
+
+texts = st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), max_size=20)
+
+
+@given(
+    st.lists(texts, max_size=5),
+    texts,
+    st.integers(0, 0o777),
+    st.dictionaries(texts.filter(lambda k: "=" not in k and k), texts, max_size=5),
+)
+def test_a_request_reads_back_as_it_was_sent(argv: list[str], cwd: str, umask: int, env: dict[str, str]) -> None:
+    assert warm.decode(warm.encode(argv, cwd, umask, env)) == (argv, cwd, umask, env)
+
+
+def _gone(pid: int, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.1)
+    return False
