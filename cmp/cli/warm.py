@@ -155,8 +155,9 @@ def _start_server(path: str) -> None:
     try:
         import subprocess
 
-        subprocess.Popen(
-            [sys.executable, "-m", "cmp.cli.warm_server", path],
+        subprocess.Popen(  # isolated (-I): neither this folder (the repository) nor PYTHON* reach its imports
+            [sys.executable, "-I", "-m", "cmp.cli.warm_server", path],
+            cwd="/",
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -51,6 +51,10 @@ class _Child:
 
 def serve(path: str) -> None:
     idle = float(os.environ.get(IDLE, "600"))
+    try:
+        os.close(os.pidfd_open(os.getpid()))  # how a child's end is waited for (Linux 5.3 and later)
+    except (AttributeError, OSError):
+        return
     preload()
     listener = _listen(path)
     if listener is None:

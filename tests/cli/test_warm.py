@@ -192,3 +192,14 @@ def _gone(pid: int, within: float) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+def test_the_warm_process_imports_nothing_from_the_repository_it_was_started_in(runtime: Path, tmp_path: Path) -> None:
+    repository = tmp_path / "repository"
+    (repository / "yaml").mkdir(parents=True)
+    marker = tmp_path / "imported"
+    (repository / "yaml" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    env = _env(runtime)
+    subprocess.run([CHARTSHARE, "check", "--help"], cwd=repository, env=env, capture_output=True, timeout=60)
+    _socket(runtime, env)
+    assert not marker.exists()
