@@ -86,7 +86,7 @@ def serve(path: str) -> None:
     finally:
         for child in children.values():
             with contextlib.suppress(OSError):
-                child.caller.sendall(warm._STATUS.pack(warm.DIED))
+                child.caller.sendall(warm.status_bytes(warm.DIED))
                 os.killpg(child.pid, signal.SIGTERM)
         with contextlib.suppress(OSError):
             if _still_ours(path, inode):
@@ -137,18 +137,18 @@ def _take(listener: socket.socket, selector: selectors.BaseSelector, children: d
         caller.settimeout(_READ)
         if _peer_uid(caller) != os.getuid():
             raise OSError("another user")
-        header, fds, _, _ = socket.recv_fds(caller, warm._LENGTH.size, 3)
-        if len(header) != warm._LENGTH.size or len(fds) != 3:
+        header, fds, _, _ = socket.recv_fds(caller, warm.LENGTH_SIZE, 3)
+        if len(header) != warm.LENGTH_SIZE or len(fds) != 3:
             raise OSError("a malformed request")
-        (length,) = warm._LENGTH.unpack(header)
-        body = warm._receive(caller, length)
+        length = int.from_bytes(header, "big")
+        body = warm.receive(caller, length)
         if body is None:
             raise OSError("a truncated request")
         request = warm.decode(body)
         pid = os.fork()
     except (OSError, ValueError):
         with contextlib.suppress(OSError):
-            caller.sendall(warm._STATUS.pack(warm.NOT_TAKEN))
+            caller.sendall(warm.status_bytes(warm.NOT_TAKEN))
         caller.close()
         for fd in fds:
             os.close(fd)
@@ -170,7 +170,7 @@ def _run_child(request: tuple[list[str], str, int, dict[str, str]], fds: list[in
     itself), become the caller's command, and never return into the server's loop."""
     status = 1
     try:
-        caller.sendall(warm._STATUS.pack(warm.STARTED))
+        caller.sendall(warm.status_bytes(warm.STARTED))
     except OSError:
         os._exit(1)
     try:
@@ -232,7 +232,7 @@ def _finish(child: _Child, selector: selectors.BaseSelector) -> None:
     status = 128 - code if code < 0 else code
     with contextlib.suppress(OSError):
         child.caller.setblocking(True)
-        child.caller.sendall(warm._STATUS.pack(status))
+        child.caller.sendall(warm.status_bytes(status))
     child.caller.close()
     os.close(child.done)
 
