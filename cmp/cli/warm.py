@@ -35,7 +35,11 @@ LENGTH_SIZE = 4  # a request's length: an unsigned big-endian int
 def main() -> None:
     """Console entry point (`chartshare`)."""
     if os.environ.get(ENABLED) == "on":
-        status = hand_over(sys.argv)
+        try:
+            status = hand_over(sys.argv)
+        except KeyboardInterrupt:  # the child is stopped when this end closes
+            sys.stderr.write("chartshare: error: interrupted\n")
+            status = 130  # exits.INTERRUPTED, without loading exits
         if status is not None:
             os._exit(status)
     from cmp.cli import launch
