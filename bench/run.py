@@ -107,7 +107,7 @@ def _cold_and_cached(name: str, argv: list[str], cwd: Path, baseline: str, work:
     folder = work / "caches" / name.removeprefix("chartshare ").replace(" ", "-")
     return [
         Command(name, argv, cwd, baseline=baseline, case=case, cache=folder / "cold", cold=True),
-        Command(f"{name} cached", argv, cwd, baseline=baseline, case=case and f"{case} cached", cache=folder / "warm"),
+        Command(f"{name} cached", argv, cwd, baseline=baseline, case=case and f"{case} cached", cache=folder / "kept"),
     ]
 
 
@@ -132,8 +132,7 @@ def main() -> int:
     subprocess.run([sys.executable, str(BENCH / "chart.py"), str(work)], check=True, stdout=subprocess.DEVNULL)
     chartshare = str(Path(args.chartshare).resolve()) if args.chartshare else _install(work)
     shutil.rmtree(work / "caches", ignore_errors=True)
-    global _WARM
-    _WARM = None if args.no_warm else work / "run"
+    warm = None if args.no_warm else work / "run"
 
     commands = _commands(helm, chartshare, work)
     if args.charts:
@@ -141,13 +140,13 @@ def main() -> int:
     by_name = {command.name: command for command in commands}
     out = work / "stdout"
     for command in commands:  # check each once; keep what it printed for the table
-        code, _, _ = _run(command, out, work / "stderr")
+        code, _, _ = _run(command, out, work / "stderr", warm)
         if code != 0:
             message = (work / "stderr").read_text().strip().splitlines()
             reason = message[-1] if message else f"exit {code}"
             raise SystemExit(f"{command.name} failed: {reason}")
         if command.cache is not None and not command.cold:
-            _run(command, out, work / "stderr")
+            _run(command, out, work / "stderr", warm)
             if "(cached)" not in (work / "stderr").read_text():  # a chart that renders differently each time
                 command.skipped = "the render cache keeps no entry for this app (a nondeterministic chart)"
                 print(f"SKIPPED {command.name}: {command.skipped}", file=sys.stderr)
@@ -160,7 +159,7 @@ def main() -> int:
         order = live[:]
         rng.shuffle(order)
         for command in order:
-            _, wall, rss = _run(command, out, work / "stderr")
+            _, wall, rss = _run(command, out, work / "stderr", warm)
             if round_:  # round 0 warms the page cache and pyc files
                 command.wall.append(wall)
                 command.rss_kb.append(rss)
@@ -169,16 +168,13 @@ def main() -> int:
         if command.baseline is not None:
             command.self_rss_kb = _self_rss(command, out, work / "stderr")
 
-    if _WARM is not None:
-        _stop_warm(_WARM)
+    if warm is not None:
+        _stop_warm(warm)
     result = _report(commands, by_name, helm, args)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nwrote {args.json}", file=sys.stderr)
     return 0
-
-
-_WARM: Path | None = None  # the warm process's runtime folder, unless --no-warm
 
 
 def _stop_warm(runtime: Path) -> None:
@@ -306,7 +302,7 @@ def _chart_commands(helm: str, chartshare: str, work: Path, folder: Path) -> lis
     return commands
 
 
-def _run(command: Command, out: Path, err: Path) -> tuple[int, float, int]:
+def _run(command: Command, out: Path, err: Path, warm: Path | None) -> tuple[int, float, int]:
     """Exit status, wall seconds and peak RSS (KB, the process and its children) of one run."""
     if command.cold and command.cache is not None:
         shutil.rmtree(command.cache, ignore_errors=True)
@@ -315,7 +311,7 @@ def _run(command: Command, out: Path, err: Path) -> tuple[int, float, int]:
         process = subprocess.Popen(
             command.argv,
             cwd=command.cwd,
-            env=command.environment(_WARM),
+            env=command.environment(warm),
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,

@@ -178,10 +178,7 @@ def _run_child(request: tuple[list[str], str, int, dict[str, str]], fds: list[in
         os.setsid()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
-        os.closerange(3, _open_max())
-        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGPIPE, signal.SIGCHLD):
-            signal.signal(signum, signal.SIG_DFL if signum != signal.SIGINT else signal.default_int_handler)
-        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as Python starts: a broken pipe is an error to handle
+        os.closerange(3, _open_max())  # (the warm process sets no signal handler: the child has Python's own)
         os.chdir(cwd)
         os.umask(umask)
         os.environ.clear()

@@ -39,7 +39,7 @@ def _printed(chart: Path, parent: str | None, depth: int) -> Iterator[str]:
             text = file.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        yield f"---\n# Source: {path}/crds/{file.relative_to(chart).as_posix()[len('crds/') :]}\n{text}\n"
+        yield f"---\n# Source: {path}/crds/{file.relative_to(chart / 'crds').as_posix()}\n{text}\n"
     for sub in _folders(chart / "charts"):
         yield from _printed(sub, path, depth - 1)
 

@@ -27,7 +27,8 @@ def parse(stream: str, *, exact: bool = False, foreseen: MutableMapping[str, Sca
     texts = [stream[piece.start : piece.end] if piece.content else "" for piece in whole.pieces]
     known = [foreseen.pop(text, None) if foreseen and text else None for text in texts]  # each taken once
     # the marks found once for the stream (but the documents foreseen), not once per document
-    shares = _Shares(structure.marks("\n" + stream, _unforeseen(whole, known) if foreseen is not None else None))
+    stretches = _unforeseen(whole, known) if any(found is not None for found in known) else None
+    shares = _Shares(structure.marks("\n" + stream, stretches))
     resources: list[Resource] = []
     for number, piece in enumerate(whole.pieces):
         if not piece.content:
