@@ -73,7 +73,8 @@ def test_sigterm_takes_helms_process_group_down_with_chartshare(tmp_path: Path) 
         text=True,
     )
     deadline = time.monotonic() + 20
-    while not (tmp_path / "child").exists() and time.monotonic() < deadline:
+    written = tmp_path / "helm"  # written last: both pids are there once it holds one
+    while not (written.exists() and written.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.05)
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=20)
