@@ -26,9 +26,15 @@ from cmp.inputs.parameters import BY_OPTION, GENERATE_OPTIONS, Parameter
 if TYPE_CHECKING:
     from cmp.check.command import Outcome as CheckOutcome
 
+_HELP = """Share one Helm chart between several Argo CD Applications without fighting over its objects.
+
+Argo CD's sidecar runs init, generate and parameters; check runs in CI.
+
+Start at README.md in chartshare's repository; each command's --help names its page under docs/."""
+
 app = typer.Typer(
     name="chartshare",
-    help="Share one Helm chart between several Argo CD Applications without fighting over its objects.",
+    help=_HELP,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -74,7 +80,7 @@ def _main(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
-    """Share one Helm chart between several Argo CD Applications without fighting over its objects."""
+    """The options before the command (--version); the group's help is _HELP."""
 
 
 def _generate_option(option: Parameter) -> inspect.Parameter:
@@ -91,7 +97,10 @@ def _given(option: Parameter, value: object) -> Given | None:
 
 
 def generate(app_dir: Path = Path("."), **given: object) -> int:
-    """Render the chart and print the manifests this Application owns (Argo CD's generate step)."""
+    """Render the chart and print the manifests this Application owns (Argo CD's generate step).
+
+    Reference: docs/generate.md (every parameter and flag); the ownership rules it applies: docs/rules.md.
+    """
     found = {option.name: _given(option, given[option.field]) for option in GENERATE_OPTIONS}
     return exits.generate(options(app_dir, found))
 
@@ -117,9 +126,12 @@ def init_(
     ] = None,
     repo_root: RepoRoot = None,
 ) -> int:
-    """Make the chart and its dependencies present (Argo CD's init step): a remote chart fetched into the
-    chart cache; vendored charts/ as they are, file:// packaged offline, HTTP(S) and OCI repositories with
-    $CHARTSHARE_REPOSITORIES credentials and a cache."""
+    """Make the chart and its dependencies present before generate renders (Argo CD's init step).
+
+    Reference: docs/install.md (charts from Helm repositories and OCI registries, $CHARTSHARE_REPOSITORIES, caches).
+
+    A remote chart goes to the chart cache; charts/ stays as vendored; file://, HTTP(S) and OCI dependencies are built.
+    """
     from cmp.init.command import init
 
     root = Path(repo_root) if repo_root else None
@@ -135,8 +147,12 @@ def parameters(
     helm: HelmBinary = None,
     repo_root: RepoRoot = None,
 ) -> int:
-    """Print the dynamic parameter announcement (JSON) for Argo CD's Parameters tab: the chart's values,
-    the value files found beside it, and what the ownership rules decide for this app."""
+    """Print what Argo CD's Parameters tab shows for this app (its dynamic parameter announcement, JSON).
+
+    Reference: docs/generate.md, "Parameters in Argo CD".
+
+    The chart's values, the value files found beside it, and what the ownership rules decide for this app.
+    """
     from cmp.parameters import announcement
 
     root = Path(repo_root) if repo_root else None
@@ -229,7 +245,10 @@ def check(
         bool, typer.Option("--no-cache", help="Render every source, neither reading nor keeping the render cache.")
     ] = False,
 ) -> int:
-    """Render every Application from Git and report objects two of them would both claim (exit 1)."""
+    """Render every Application from Git and report objects two of them would both claim (exit 1), in CI.
+
+    Reference: docs/check.md (sources, generators, options, --live) and docs/ci.md (recipes, --shard, --merge).
+    """
     from cmp.check import shards
     from cmp.check.command import Installation, check_fleet, merge_claims
     from cmp.inputs.config import DEFAULT_TIMEOUT, default_helm

@@ -1,8 +1,8 @@
 """The one table of `generate`'s inputs: Application parameters, and the options only the CLI has.
 
 The CLI options (typer's and the fast reader's), the decoding of ARGOCD_APP_PARAMETERS / PARAM_* /
-ARGOCD_ENV_CHARTSHARE_*, plugin.yaml's static parameter announcement and the README's parameter list all
-come from these rows, so they cannot drift: a new parameter is one row plus the code that uses it.
+ARGOCD_ENV_CHARTSHARE_*, plugin.yaml's static parameter announcement and docs/generate.md's parameter table
+all come from these rows, so they cannot drift: a new parameter is one row plus the code that uses it.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def escape(name: str) -> str:
 
 
 def markdown_table() -> str:
-    """The README's parameter table; a test keeps the README in step with PARAMETERS."""
+    """docs/generate.md's parameter table; a test keeps the page in step with PARAMETERS."""
     rows = ["| parameter | type | flag | meaning | default |", "|---|---|---|---|---|"]
     rows += [f"| `{p.name}` | {p.kind} | `{p.flag}` | {p.tooltip} | {p.default or '-'} |" for p in PARAMETERS]
     return "\n".join(rows) + "\n"

@@ -1,4 +1,4 @@
-"""The README and --help are checked against the parameter table, so they cannot drift from the code."""
+"""docs/generate.md and --help are checked against the parameter table, so they cannot drift from the code."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from cmp.inputs import parameters as params
 from conftest import ROOT, run_cli
 
 
-def test_readme_holds_the_generated_parameter_table() -> None:
-    assert params.markdown_table() in (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_generate_page_holds_the_generated_parameter_table() -> None:
+    assert params.markdown_table() in (ROOT / "docs" / "generate.md").read_text(encoding="utf-8")
 
 
 def test_generate_help_names_every_parameter_flag() -> None:
