@@ -243,6 +243,8 @@ def check(
     from cmp.inputs.config import DEFAULT_TIMEOUT, default_helm
 
     chosen = (output_format or CheckFormat.text).value
+    if base is not None and (merge or shard is not None):
+        raise UsageError("--base does not combine with --shard or --merge yet: run check --base without shards")
     if merge:
         shard_side = {
             "--shard": shard,
@@ -255,7 +257,6 @@ def check(
             "--installation-id": installation_id,
             "--argocd-cm": argocd_cm,
             "--offline": offline,
-            "--base": base,
         }
         given = [flag for flag, value in shard_side.items() if value]
         if given:
