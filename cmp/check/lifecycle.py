@@ -339,8 +339,9 @@ def _spared(key: ClusterResourceId, copy: _Copy) -> str:
     """Why a cascade leaves the object (shouldBeDeleted), or "" when it deletes it."""
     if is_crd(key):
         return "Argo CD never cascade-deletes a CRD"
-    if "Delete=false" in sync_options(copy.annotations):
-        return f"{copy.said} carries Delete=false"
+    for option in ("Delete=false", "Delete=confirm"):  # confirm: the deletion waits for a person's approval
+        if option in sync_options(copy.annotations):
+            return f"{copy.said} carries {option}"
     if str(copy.annotations.get(RESOURCE_POLICY) or "").strip() == "keep":
         return f"{copy.said} carries {RESOURCE_POLICY}: keep"
     return ""
