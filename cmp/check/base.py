@@ -23,6 +23,7 @@ from cmp.check.claims import AppClaims
 from cmp.check.generators.context import ClusterSecret
 from cmp.check.plan import plan
 from cmp.check.repos import Repositories, remotes_of
+from cmp.check.shards import Shard
 
 GIT_TIMEOUT = 60.0  # an archive of a large repository takes a while; a hung git must not hang CI
 
@@ -123,33 +124,9 @@ def _extract(top: Path, revision: str, commit: str, into: Path) -> None:
         raise BaseError(f"--base {revision}: cannot read the revision's files ({said or f'git exited {returncode}'})")
 
 
-def render(
-    tree: Tree,
-    revision: str,
-    settings: Settings,
-) -> tuple[dict[str, AppClaims], list[str], list[str]]:
-    """Each app's claims at the revision, the errors that stop the check (naming `REV:path`), the cache
-    notices. Rendered as the checkout is, with the checkout's own remotes mapped to the revision's tree."""
-    repositories = Repositories.build(tree.root, remotes_of(settings.root), settings.mappings)
-    loaded = inventory.load(tree.paths, settings.control_plane_namespace, repositories, settings.clusters)
-    planned = plan(loaded.applications, repositories, raw=settings.raw, helm=settings.helm, timeout=settings.timeout)
-    if loaded.errors or planned.errors:
-        return {}, [relative(error, tree, revision) for error in loaded.errors + planned.errors], []
-    ready = charts.prepare(planned.jobs, cache_root=settings.cache_root, env=settings.environ, offline=settings.offline)
-    if ready.errors:
-        return {}, [relative(error, tree, revision) for error in ready.errors], []
-    rendered = renders.render_all(ready.jobs, settings.workers, None, settings.store)
-    failed = [relative(result.error, tree, revision) for result in rendered if result.error]
-    notices = list(dict.fromkeys(n for result in rendered for n in result.notices))
-    if failed:
-        return {}, [f"--base {revision}: {error}" for error in failed], notices
-    skipped = [*loaded.skipped, *planned.skipped, *ready.skipped]
-    return analysis.claims_by_app(rendered, skipped), [], notices
-
-
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """The checkout's options, for rendering the revision the same way."""
+    """The checkout's options, for rendering the revision the same way (a shard renders its own apps)."""
 
     root: Path
     mappings: Sequence[tuple[str, Path]]
@@ -163,15 +140,50 @@ class Settings:
     cache_root: Path
     offline: bool
     store: Store | None
+    shard: Shard | None = None
 
 
-def at(revision: str, paths: Sequence[Path], settings: Settings) -> tuple[dict[str, AppClaims], list[str], list[str]]:
-    """The fleet's claims at `revision`, or the one error that stops it; and the cache notices."""
+@dataclass(frozen=True, slots=True)
+class Base:
+    """The fleet at the revision: each app's claims and its place in the fleet's order, or the errors that
+    stop the check (naming `REV:path`); and the render cache's notices."""
+
+    apps: dict[str, AppClaims] = field(default_factory=dict)
+    places: dict[str, int] = field(default_factory=dict)
+    commit: str = ""
+    errors: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def at(revision: str, paths: Sequence[Path], settings: Settings) -> Base:
+    """The fleet's claims at `revision`, rendered as the checkout is, with the checkout's own remotes
+    mapped to the revision's tree."""
     try:
         with checked_out(settings.root, revision, paths) as tree:
             return render(tree, revision, settings)
     except BaseError as problem:
-        return {}, [str(problem)], []
+        return Base(errors=[str(problem)])
+
+
+def render(tree: Tree, revision: str, settings: Settings) -> Base:
+    repositories = Repositories.build(tree.root, remotes_of(settings.root), settings.mappings)
+    loaded = inventory.load(tree.paths, settings.control_plane_namespace, repositories, settings.clusters)
+    planned = plan(loaded.applications, repositories, raw=settings.raw, helm=settings.helm, timeout=settings.timeout)
+    if loaded.errors or planned.errors:
+        return Base(errors=[relative(error, tree, revision) for error in loaded.errors + planned.errors])
+    shard = settings.shard
+    jobs = planned.jobs if shard is None else [job for job in planned.jobs if shard.holds(job.app.name)]
+    ready = charts.prepare(jobs, cache_root=settings.cache_root, env=settings.environ, offline=settings.offline)
+    if ready.errors:
+        return Base(errors=[relative(error, tree, revision) for error in ready.errors])
+    rendered = renders.render_all(ready.jobs, settings.workers, None, settings.store)
+    notices = list(dict.fromkeys(n for result in rendered for n in result.notices))
+    failed = [f"--base {revision}: {relative(result.error, tree, revision)}" for result in rendered if result.error]
+    if failed:
+        return Base(errors=failed, notices=notices)
+    skipped = [*loaded.skipped, *planned.skipped, *ready.skipped]
+    places = {app.name: place for place, app in enumerate(loaded.applications)}
+    return Base(analysis.claims_by_app(rendered, skipped), places, tree.commit, notices=notices)
 
 
 def relative(text: str, tree: Tree, revision: str) -> str:

@@ -130,23 +130,33 @@ def check_fleet(
     if failed:
         return Outcome(errors=failed, notices=notices)
     skipped = [*loaded.skipped, *planned.skipped, *ready.skipped]
-    if shard is not None:
-        document_text = claims_document(
-            shard, loaded, planned, rendered, live_objects, raw=raw, tracking=tracking, unfetched=ready.skipped
-        )
-        return Outcome(document_text, notes=sorted(loaded.notes), notices=notices)
-    report = analysis.analyse(rendered, skipped, live_objects, tracking)
+    found = None
     if base is not None:
         settings = base_fleet.Settings(
             root, installation.mappings(), control_plane_namespace, clusters, raw, helm, timeout, workers,
-            environ, cache_root(environ), offline, store,
+            environ, cache_root(environ), offline, store, shard,
         )  # fmt: skip
-        before, errors, more = base_fleet.at(base, paths, settings)
-        notices = list(dict.fromkeys([*notices, *more]))
-        if errors:
-            return Outcome(errors=errors, notices=notices)
+        found = base_fleet.at(base, paths, settings)
+        notices = list(dict.fromkeys([*notices, *found.notices]))
+        if found.errors:
+            return Outcome(errors=found.errors, notices=notices)
+    if shard is not None:
+        document_text = claims_document(
+            shard,
+            loaded,
+            planned,
+            rendered,
+            live_objects,
+            raw=raw,
+            tracking=tracking,
+            unfetched=ready.skipped,
+            base=found,
+        )
+        return Outcome(document_text, notes=sorted(loaded.notes), notices=notices)
+    report = analysis.analyse(rendered, skipped, live_objects, tracking)
+    if found is not None:
         apps = analysis.claims_by_app(rendered, skipped)
-        report = replace(report, lifecycle=tuple(lifecycle(before, apps, live_objects, tracking)))
+        report = replace(report, lifecycle=tuple(lifecycle(found.apps, apps, live_objects, tracking)))
     text = formatted(report, output_format, raw)
     return Outcome(text, failures(report), notes=sorted(loaded.notes), notices=notices)
 
@@ -183,27 +193,36 @@ def claims_document(
     raw: bool,
     tracking: Tracking = ANNOTATION_TRACKING,
     unfetched: Sequence[Skip] = (),
+    base: base_fleet.Base | None = None,
 ) -> str:
     """The shard's document: its apps' claims and own warnings, and the skipped sources and live objects
     that fall to it by the app they name (a live object without a tracking id matters to no shard).
     `unfetched` are the shard's own sources whose published chart the chart cache lacked (--offline):
-    they are not the fleet's, as the shard fetches only the charts of its own apps."""
+    they are not the fleet's, as the shard fetches only the charts of its own apps. With `base` (--base),
+    the document also carries the shard's apps at the base revision, and the live objects no app tracks
+    go to shard 1 (what no app tracks decides a lifecycle entry too)."""
     skipped = [*loaded.skipped, *planned.skipped]
     apps = analysis.claims_by_app(rendered, [*skipped, *unfetched])
     places = {app.name: place for place, app in enumerate(loaded.applications)}
     notes = tuple(sorted(loaded.notes))
-    fleet = document.fleet_digest(loaded.applications, planned.jobs, skipped, live_objects, raw, tracking)
+    commit = base.commit if base is not None else ""
+    fleet = document.fleet_digest(loaded.applications, planned.jobs, skipped, live_objects, raw, tracking, commit)
     tracked = None
     if live_objects is not None:
         tracked = [
             (n, obj)
             for n, obj in enumerate(live_objects)
-            if (found := live.tracking(obj, tracking)) and shard.holds(found[0])
+            if ((found := live.tracking(obj, tracking)) and shard.holds(found[0]))
+            or (not found and base is not None and shard.index == 1)
         ]
+    at_base = None
+    if base is not None:
+        at_base = (base.commit, [(base.places[name], result) for name, result in base.apps.items()])
     return document.write(
         document.Header(Path("-"), document.VERSION, __version__, fleet, shard, raw, tracking, notes),
         [(places[name], result) for name, result in apps.items()],
         analysis.own_warnings(apps.values()),
         [skip for skip in [*skipped, *unfetched] if shard.holds(skip.app)],
         tracked,
+        at_base,
     )

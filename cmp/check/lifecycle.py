@@ -65,18 +65,30 @@ def lifecycle(
     """The entries, sorted by object. Apps that did not render whole now are left out of the comparison
     (what they no longer emit cannot be told from what failed to render)."""
     emitted_before, emitted_now = by_object(before.values(), emitted=True), by_object(after.values(), emitted=True)
-    rendered_before, rendered_now = by_object(before.values(), emitted=False), by_object(after.values(), emitted=False)
-    unsure = {name for name, result in after.items() if not result.complete}
+    rendered_now = by_object(after.values(), emitted=False)
     entries: list[Entry] = []
-    for key in sorted(set(emitted_before) | set(emitted_now)):
+    for key in sorted(changed_ids(before, after)):
         was, now = sorted(emitted_before.get(key, {})), sorted(emitted_now.get(key, {}))
-        if was == now or key not in rendered_before or unsure & (set(was) ^ set(now)):
-            continue
         found = _live(key, live_objects, how, {**before, **after})
         entry = _judge(key, tuple(was), tuple(now), before, after, found, how, rendered_now)
         if entry is not None:
             entries.append(entry)
     return entries
+
+
+def changed_ids(before: Mapping[str, AppClaims], after: Mapping[str, AppClaims]) -> set[ClusterResourceId]:
+    """The objects some app rendered at the base revision whose emitting apps differ now (among apps that
+    rendered whole at both)."""
+    emitted_before, emitted_now = by_object(before.values(), emitted=True), by_object(after.values(), emitted=True)
+    rendered_before = by_object(before.values(), emitted=False)
+    unsure = {name for apps in (before, after) for name, result in apps.items() if not result.complete}
+    return {
+        key
+        for key in set(emitted_before) | set(emitted_now)
+        if key in rendered_before
+        and set(was := emitted_before.get(key, {})) != set(now := emitted_now.get(key, {}))
+        and not unsure & (set(was) ^ set(now))
+    }
 
 
 def _judge(

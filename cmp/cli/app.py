@@ -243,8 +243,6 @@ def check(
     from cmp.inputs.config import DEFAULT_TIMEOUT, default_helm
 
     chosen = (output_format or CheckFormat.text).value
-    if base is not None and (merge or shard is not None):
-        raise UsageError("--base does not combine with --shard or --merge yet: run check --base without shards")
     if merge:
         shard_side = {
             "--shard": shard,
@@ -257,6 +255,7 @@ def check(
             "--installation-id": installation_id,
             "--argocd-cm": argocd_cm,
             "--offline": offline,
+            "--base": base,
         }
         given = [flag for flag, value in shard_side.items() if value]
         if given:
