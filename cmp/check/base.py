@@ -151,6 +151,7 @@ class Base:
     apps: dict[str, AppClaims] = field(default_factory=dict)
     places: dict[str, int] = field(default_factory=dict)
     commit: str = ""
+    skipped: frozenset[str] = frozenset()  # apps with a source check did not render there
     errors: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
 
@@ -183,7 +184,8 @@ def render(tree: Tree, revision: str, settings: Settings) -> Base:
         return Base(errors=failed, notices=notices)
     skipped = [*loaded.skipped, *planned.skipped, *ready.skipped]
     places = {app.name: place for place, app in enumerate(loaded.applications)}
-    return Base(analysis.claims_by_app(rendered, skipped), places, tree.commit, notices=notices)
+    unrendered = frozenset(skip.app for skip in skipped)
+    return Base(analysis.claims_by_app(rendered, skipped), places, tree.commit, unrendered, notices=notices)
 
 
 def relative(text: str, tree: Tree, revision: str) -> str:

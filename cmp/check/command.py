@@ -156,7 +156,8 @@ def check_fleet(
     report = analysis.analyse(rendered, skipped, live_objects, tracking)
     if found is not None:
         apps = analysis.claims_by_app(rendered, skipped)
-        report = replace(report, lifecycle=tuple(lifecycle(found.apps, apps, live_objects, tracking)))
+        unsure = found.skipped | {skip.app for skip in skipped}
+        report = replace(report, lifecycle=tuple(lifecycle(found.apps, apps, live_objects, tracking, unsure)))
     text = formatted(report, output_format, raw)
     return Outcome(text, failures(report), notes=sorted(loaded.notes), notices=notices)
 
@@ -217,7 +218,8 @@ def claims_document(
         ]
     at_base = None
     if base is not None:
-        at_base = (base.commit, [(base.places[name], result) for name, result in base.apps.items()])
+        held = [(base.places[name], result) for name, result in base.apps.items()]
+        at_base = (base.commit, held, sorted(name for name in base.skipped if shard.holds(name)))
     return document.write(
         document.Header(Path("-"), document.VERSION, __version__, fleet, shard, raw, tracking, notes),
         [(places[name], result) for name, result in apps.items()],

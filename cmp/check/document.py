@@ -63,6 +63,7 @@ class Part:
     skipped: list[Skip]
     live: list[tuple[int, dict[str, Any]]] | None  # (place among the live objects, object); None: no --live
     base: list[tuple[int, AppClaims]] | None = None  # the shard's apps at the --base revision; None: no --base
+    base_skipped: tuple[str, ...] = ()  # the shard's apps with a source not rendered at the --base revision
 
 
 def fleet_digest(
@@ -96,9 +97,10 @@ def write(
     warnings: Sequence[Finding],
     skipped: Sequence[Skip],
     live: Sequence[tuple[int, Mapping[str, Any]]] | None,
-    base: tuple[str, Sequence[tuple[int, AppClaims]]] | None = None,
+    base: tuple[str, Sequence[tuple[int, AppClaims]], Sequence[str]] | None = None,
 ) -> str:
-    """The document, one line of JSON; `base` is (commit, apps) at the --base revision."""
+    """The document, one line of JSON; `base` is (commit, apps, apps not rendered whole) at the --base
+    revision."""
     payload = {
         "format": FORMAT,
         "version": VERSION,
@@ -114,7 +116,11 @@ def write(
         "live": None if live is None else [{"position": place, "object": obj} for place, obj in live],
     }
     if base is not None:
-        payload["base"] = {"commit": base[0], "applications": [_app_entry(place, result) for place, result in base[1]]}
+        payload["base"] = {
+            "commit": base[0],
+            "applications": [_app_entry(place, result) for place, result in base[1]],
+            "skipped": list(base[2]),
+        }
     return dumps(payload) + "\n"
 
 
@@ -203,10 +209,14 @@ def read(path: Path) -> Part:
     if payload.get("live") is not None:
         live = [_live(entry, f"live[{n}]") for n, entry in enumerate(_list(payload, "live", ""))]
     base: list[tuple[int, AppClaims]] | None = None
+    base_skipped: tuple[str, ...] = ()
     if payload.get("base") is not None:
-        at_base = _list(_dict(payload, "base", ""), "applications", "base")
-        base = [_app(entry, f"base.applications[{n}]") for n, entry in enumerate(at_base)]
-    return Part(header, apps, warnings, skipped, live, base)
+        at_base = _dict(payload, "base", "")
+        base = [
+            _app(entry, f"base.applications[{n}]") for n, entry in enumerate(_list(at_base, "applications", "base"))
+        ]
+        base_skipped = tuple(str(name) for name in _list(at_base, "skipped", "base"))
+    return Part(header, apps, warnings, skipped, live, base, base_skipped)
 
 
 def fill(path: Path, apps: Mapping[str, AppClaims], wanted: set[ClusterResourceId], *, base: bool = False) -> None:

@@ -19,8 +19,8 @@ app emitted at the base revision (chartshare's protection writes `Prune=false,De
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cmp.annotations import SYNC_OPTIONS, TRACKING_ID, prune_safe, sync_options
@@ -61,27 +61,31 @@ def lifecycle(
     after: Mapping[str, AppClaims],
     live_objects: Sequence[Mapping[str, Any]] | None = None,
     how: Tracking = ANNOTATION_TRACKING,
+    unsure: Collection[str] = (),
 ) -> list[Entry]:
-    """The entries, sorted by object. Apps that did not render whole now are left out of the comparison
-    (what they no longer emit cannot be told from what failed to render)."""
+    """The entries, sorted by object. An object whose change involves an app that did not render whole at
+    either revision (incomplete, or named in `unsure`: skipped sources) is left out: what such an app no
+    longer emits cannot be told from what was not rendered, nor its deletion from its skip."""
     emitted_before, emitted_now = by_object(before.values(), emitted=True), by_object(after.values(), emitted=True)
     rendered_now = by_object(after.values(), emitted=False)
     entries: list[Entry] = []
-    for key in sorted(changed_ids(before, after)):
+    for key in sorted(changed_ids(before, after, unsure)):
         was, now = sorted(emitted_before.get(key, {})), sorted(emitted_now.get(key, {}))
         found = _live(key, live_objects, how, {**before, **after})
-        entry = _judge(key, tuple(was), tuple(now), before, after, found, how, rendered_now)
+        entry = _judge(key, tuple(was), tuple(now), before, after, found, how, rendered_now, set(unsure))
         if entry is not None:
             entries.append(entry)
     return entries
 
 
-def changed_ids(before: Mapping[str, AppClaims], after: Mapping[str, AppClaims]) -> set[ClusterResourceId]:
-    """The objects some app rendered at the base revision whose emitting apps differ now (among apps that
-    rendered whole at both)."""
+def changed_ids(
+    before: Mapping[str, AppClaims], after: Mapping[str, AppClaims], unsure: Collection[str] = ()
+) -> set[ClusterResourceId]:
+    """The objects some app rendered at the base revision whose emitting apps differ now, where every app
+    in the difference rendered whole at both revisions."""
     emitted_before, emitted_now = by_object(before.values(), emitted=True), by_object(after.values(), emitted=True)
     rendered_before = by_object(before.values(), emitted=False)
-    unsure = {name for apps in (before, after) for name, result in apps.items() if not result.complete}
+    unsure = {*unsure, *(name for apps in (before, after) for name, result in apps.items() if not result.complete)}
     return {
         key
         for key in set(emitted_before) | set(emitted_now)
@@ -100,15 +104,17 @@ def _judge(
     live_object: Mapping[str, Any] | None,
     how: Tracking,
     rendered_now: ByObject,
+    unsure: set[str],
 ) -> Entry | None:
     gone = [app for app in was if app not in after]
     tracker = _tracker(live_object, how)
-    if tracker and tracker in before and tracker not in after and tracker not in gone:
+    if tracker and tracker in before and tracker not in after and tracker not in gone and tracker not in unsure:
         gone.append(tracker)  # it stripped the object at the base revision, but the live tracking id names it
     losers = [app for app in was if app not in now and app in after]
-    if gone:
-        return _app_deleted(key, was, now, gone, before, after, live_object, how, key in rendered_now)
     copies = {app: _copy(key, app, before, live_object, how) for app in losers}
+    if gone:
+        entry = _app_deleted(key, was, now, gone, before, after, live_object, how, key in rendered_now)
+        return _with_prune(entry, losers, copies, live_object, how, key in rendered_now)
     if not now:
         return _orphaned(key, was, copies, live_object, how, key in rendered_now)
     return _hand_over(key, was, now, losers, copies, after, live_object, how)
@@ -315,6 +321,33 @@ def _app_deleted(
         "; ".join(said) + f"; {owners}'s next sync adopts it and its tracking id names {owners} afterwards",
         None,
     )
+
+
+def _with_prune(
+    entry: Entry | None,
+    losers: list[str],
+    copies: Mapping[str, _Copy],
+    live_object: Mapping[str, Any] | None,
+    how: Tracking,
+    rendered: bool,
+) -> Entry | None:
+    """A deleted app's entry, made unsafe when an app still in the fleet that stops emitting the object
+    can prune it too (its tracking id may be the one on it); dropped when no app renders it any more,
+    as that prune is then an ordinary removal."""
+    tracker = _tracker(live_object, how)
+    pruning = [
+        app for app in losers if not prune_safe(copies[app].annotations) and (live_object is None or tracker == app)
+    ]
+    if entry is None or not pruning or not entry.safe:
+        return entry
+    if not rendered:
+        return None
+    reason = (
+        f"{entry.reason}; but {_names(pruning)} also {_verb(pruning, 'stops')} emitting it and "
+        f"{copies[pruning[0]].said} has no Prune=false: a sync with prune of {_names(pruning)} deletes it while "
+        "its tracking id is on it"
+    )
+    return replace(entry, safe=False, reason=reason, fix=_annotate(entry.id, live_object, ("Prune=false",)))
 
 
 def _fate(application: Application, key: ClusterResourceId, copy: _Copy, tracker: str | None) -> tuple[str, bool]:

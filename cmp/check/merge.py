@@ -72,15 +72,16 @@ def merge(paths: Sequence[Path]) -> Merged:
         parts[0].header.tracking,
     )
     if parts[0].base is not None:
-        before, refused = _base(parts, apps)
+        unsure = {name for part in parts for name in (*part.base_skipped, *(skip.app for skip in part.skipped))}
+        before, refused = _base(parts, apps, unsure)
         if refused:
             return Merged(errors=[refused])
-        entries = lifecycle(before, apps, live_objects, parts[0].header.tracking)
+        entries = lifecycle(before, apps, live_objects, parts[0].header.tracking, unsure)
         report = replace(report, lifecycle=tuple(entries))
     return Merged(report, parts[0].header.raw, notes=parts[0].header.notes)
 
 
-def _base(parts: Sequence[Part], apps: Mapping[str, AppClaims]) -> tuple[dict[str, AppClaims], str]:
+def _base(parts: Sequence[Part], apps: Mapping[str, AppClaims], unsure: set[str]) -> tuple[dict[str, AppClaims], str]:
     """The apps at the --base revision, with the objects of those whose emitters changed; or the problem."""
     before: dict[str, AppClaims] = {}
     held: dict[str, Path] = {}
@@ -91,7 +92,7 @@ def _base(parts: Sequence[Part], apps: Mapping[str, AppClaims]) -> tuple[dict[st
         if result.app.name in before:
             return {}, f"{path}: app {result.app.name} at the base revision is in {held[result.app.name]} too"
         before[result.app.name], held[result.app.name] = result, path
-    wanted = changed_ids(before, apps)
+    wanted = changed_ids(before, apps, unsure)
     for part in parts:
         if wanted and any(_claims_any(result, wanted) for _, result in part.base or ()):
             try:
