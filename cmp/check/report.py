@@ -96,6 +96,10 @@ def to_junit(report: Report, *, raw: bool = False) -> str:
         notes.setdefault(skip.app, []).append(f"SKIPPED {skip.reason}")
     for risk in report.prune_risks or ():
         notes.setdefault(risk.app, []).append(f"PRUNE RISK {risk.id} on its next sync with prune; first: {risk.fix}")
+    for entry in report.lifecycle or ():
+        if entry.safe:  # an unsafe one is a failure of each app it names
+            for app in entry.after or entry.before:
+                notes.setdefault(app, []).append(f"LIFECYCLE {_lifecycle_head(entry)}: {entry.reason}")
     unsafe: dict[str, list[Entry]] = {}
     for app, entry in unsafe_apps(report.lifecycle or ()):
         unsafe.setdefault(app, []).append(entry)

@@ -60,3 +60,12 @@ def test_a_folder_outside_git_is_one_error_line(tmp_path: Path, helm: str) -> No
         result.stderr
     )
     assert result.stderr.count("\n") == 1
+
+
+def test_the_lifecycle_junit_report_validates_against_the_junit_schema() -> None:
+    """The golden case's report (an unsafe entry failing the cases of the apps it names, the deleted one's
+    too) is what CI reporters read."""
+    import xmlschema
+
+    schema = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
+    schema.validate(TESTS / "cases" / "check" / "lifecycle-app-deleted-junit" / "expected.out")
