@@ -69,3 +69,20 @@ def test_the_lifecycle_junit_report_validates_against_the_junit_schema() -> None
 
     schema = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
     schema.validate(TESTS / "cases" / "check" / "lifecycle-app-deleted-junit" / "expected.out")
+
+
+def test_the_shoong_lifecycle_demo_prints_what_docs_lifecycle_md_shows(tmp_path: Path, helm: str) -> None:
+    """examples/shoong-delivery/lifecycle-demo.sh, run for real: its output is the block in the docs."""
+    import sys
+
+    from conftest import ROOT, clean_env
+
+    chartshare = tmp_path / "chartshare"
+    chartshare.write_text(f'#!/bin/sh\nexec {sys.executable} -m cmp "$@"\n')
+    chartshare.chmod(0o755)
+    env = clean_env({"CHARTSHARE": str(chartshare), "CHARTSHARE_HELM": helm, "PYTHONPATH": str(ROOT)})
+    script = ROOT / "examples" / "shoong-delivery" / "lifecycle-demo.sh"
+    done = subprocess.run([str(script)], env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
+    docs = (ROOT / "docs" / "lifecycle.md").read_text(encoding="utf-8")
+    shown = docs.split("```text\n", 1)[1].split("```", 1)[0]
+    assert done.stdout.rstrip("\n") == shown.rstrip("\n")
