@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
-from conftest import TESTS, run_cli
+import xmlschema
+
+from conftest import ROOT, TESTS, clean_env, run_cli
 
 FLEET = TESTS / "cases" / "check" / "_lifecycle-fleet"
 
@@ -65,18 +68,12 @@ def test_a_folder_outside_git_is_one_error_line(tmp_path: Path, helm: str) -> No
 def test_the_lifecycle_junit_report_validates_against_the_junit_schema() -> None:
     """The golden case's report (an unsafe entry failing the cases of the apps it names, the deleted one's
     too) is what CI reporters read."""
-    import xmlschema
-
     schema = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
     schema.validate(TESTS / "cases" / "check" / "lifecycle-app-deleted-junit" / "expected.out")
 
 
 def test_the_shoong_lifecycle_demo_prints_what_docs_lifecycle_md_shows(tmp_path: Path, helm: str) -> None:
     """examples/shoong-delivery/lifecycle-demo.sh, run for real: its output is the block in the docs."""
-    import sys
-
-    from conftest import ROOT, clean_env
-
     chartshare = tmp_path / "chartshare"
     chartshare.write_text(f'#!/bin/sh\nexec {sys.executable} -m cmp "$@"\n')
     chartshare.chmod(0o755)
