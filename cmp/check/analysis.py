@@ -16,6 +16,7 @@ from cmp.check import findings, live, shared
 from cmp.check.applications import Skip
 from cmp.check.claims import AppClaims, ByObject, by_object
 from cmp.check.findings import Finding, canonical, is_crd
+from cmp.check.lifecycle import Entry
 from cmp.check.live import ANNOTATION_TRACKING, PruneRisk, Tracking
 from cmp.check.plan import RENDERERS
 from cmp.check.renders import Rendered
@@ -46,6 +47,7 @@ class Report:
     warnings: tuple[Finding, ...]
     skipped: tuple[Skip, ...]
     prune_risks: tuple[PruneRisk, ...] | None  # None: no --live given
+    lifecycle: tuple[Entry, ...] | None = None  # None: no --base given
 
 
 def analyse(

@@ -24,6 +24,8 @@ IN_CLUSTER_SERVER = "https://kubernetes.default.svc"
 IN_CLUSTER_NAME = "in-cluster"
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SOURCE_TYPES = ("helm", "kustomize", "directory", "plugin")  # Argo CD's explicit source types
+RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"  # also with /background or /foreground
+FAIL_ON_SHARED = "FailOnSharedResource=true"
 _MAX_FILE_BYTES = 16 << 20
 
 
@@ -45,6 +47,16 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True)
+class Lifetime:
+    """What Argo CD does when the Application leaves Git, and whether its sync refuses shared objects."""
+
+    finalizer: bool = False  # deleting the Application deletes what it tracks (cascade)
+    fail_on_shared: bool = False  # spec.syncPolicy.syncOptions holds FailOnSharedResource=true
+    appset: str = ""  # the ApplicationSet that generates it; "" for an Application read from a file
+    appset_keeps: str = ""  # that ApplicationSet's applicationsSync when it never deletes: create-only|create-update
+
+
+@dataclass(frozen=True, slots=True)
 class Application:
     """An Application as Argo CD will run it."""
 
@@ -54,6 +66,7 @@ class Application:
     cluster: str
     namespace: str  # the destination namespace
     sources: tuple[Source, ...]
+    lifetime: Lifetime = Lifetime()
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +201,20 @@ def application(obj: Mapping[str, Any], origin: str, control_plane_namespace: st
         cluster=cluster_of(server, cluster_name),
         namespace=_text(destination.get("namespace"), "spec.destination.namespace"),
         sources=sources,
+        lifetime=Lifetime(finalizer=has_finalizer(metadata), fail_on_shared=FAIL_ON_SHARED in _options(spec)),
     )
+
+
+def has_finalizer(metadata: Mapping[str, Any]) -> bool:
+    finalizers = metadata.get("finalizers")
+    names = [str(name) for name in finalizers] if isinstance(finalizers, list) else []
+    return any(name == RESOURCES_FINALIZER or name.startswith(RESOURCES_FINALIZER + "/") for name in names)
+
+
+def _options(spec: Mapping[str, Any]) -> list[str]:
+    policy = spec.get("syncPolicy")
+    options = policy.get("syncOptions") if isinstance(policy, Mapping) else None
+    return [str(option).strip() for option in options] if isinstance(options, list) else []
 
 
 def _source(raw: Any, label: str) -> Source:

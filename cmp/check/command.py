@@ -11,17 +11,19 @@ the merge turns the shards' documents into the report a single run prints.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from cmp import __version__
 from cmp.cache.store import Store
 from cmp.check import analysis, applications, charts, document, inventory, live, renders
+from cmp.check import base as base_fleet
 from cmp.check import report as reporting
 from cmp.check.analysis import Report
 from cmp.check.applications import Fleet, Skip
 from cmp.check.generators.clusters import read_clusters
+from cmp.check.lifecycle import lifecycle
 from cmp.check.live import ANNOTATION_TRACKING, Tracking
 from cmp.check.merge import merge
 from cmp.check.plan import Plan, plan
@@ -38,7 +40,7 @@ class Outcome:
     """The report to print, how many conflicts it holds, or the errors that stopped the check."""
 
     text: str = ""
-    conflicts: int = 0
+    conflicts: int = 0  # what makes the run exit 1: conflicts, and unsafe lifecycle entries
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for stderr, once each
     notices: list[str] = field(default_factory=list)  # why the render cache could not be used, once each
@@ -64,13 +66,18 @@ class Installation:
         return Tracking(**settings)
 
     def repositories(self, root: Path, errors: list[str]) -> Repositories:
+        return Repositories.build(root, remotes_of(root), self.mappings(errors))
+
+    def mappings(self, errors: list[str] | None = None) -> list[tuple[str, Path]]:
+        """The --repo URL=DIR mappings (their problems into `errors`)."""
         mappings = []
         for text in self.repos:
             try:
                 mappings.append(parse_mapping(text, Path.cwd()))
             except ValueError as problem:
-                errors.append(str(problem))
-        return Repositories.build(root, remotes_of(root), mappings)
+                if errors is not None:
+                    errors.append(str(problem))
+        return mappings
 
 
 def check_fleet(
@@ -90,11 +97,12 @@ def check_fleet(
     offline: bool = False,
     shard: Shard | None = None,
     cache: bool = True,
+    base: str | None = None,
 ) -> Outcome:
     """Render every Application under `paths` from the repository at `root` and report on them (or, for a
     shard, on the apps of that shard, as a claims document). `progress` (for a terminal) is called only
     when a bar is worth showing; `offline` takes published charts from the chart cache only; `cache` is
-    whether renders go through the render cache."""
+    whether renders go through the render cache; `base` a revision to compare the fleet with (lifecycle)."""
     problems: list[str] = []
     repositories = installation.repositories(root, problems)
     tracking = installation.tracking(problems)
@@ -122,14 +130,41 @@ def check_fleet(
     if failed:
         return Outcome(errors=failed, notices=notices)
     skipped = [*loaded.skipped, *planned.skipped, *ready.skipped]
+    found = None
+    if base is not None:
+        settings = base_fleet.Settings(
+            root, installation.mappings(), control_plane_namespace, clusters, raw, helm, timeout, workers,
+            environ, cache_root(environ), offline, store, shard,
+        )  # fmt: skip
+        found = base_fleet.at(base, paths, settings)
+        notices = list(dict.fromkeys([*notices, *found.notices]))
+        if found.errors:
+            return Outcome(errors=found.errors, notices=notices)
     if shard is not None:
         document_text = claims_document(
-            shard, loaded, planned, rendered, live_objects, raw=raw, tracking=tracking, unfetched=ready.skipped
+            shard,
+            loaded,
+            planned,
+            rendered,
+            live_objects,
+            raw=raw,
+            tracking=tracking,
+            unfetched=ready.skipped,
+            base=found,
         )
         return Outcome(document_text, notes=sorted(loaded.notes), notices=notices)
     report = analysis.analyse(rendered, skipped, live_objects, tracking)
+    if found is not None:
+        apps = analysis.claims_by_app(rendered, skipped)
+        unsure = found.skipped | {skip.app for skip in skipped}
+        report = replace(report, lifecycle=tuple(lifecycle(found.apps, apps, live_objects, tracking, unsure)))
     text = formatted(report, output_format, raw)
-    return Outcome(text, len(report.conflicts), notes=sorted(loaded.notes), notices=notices)
+    return Outcome(text, failures(report), notes=sorted(loaded.notes), notices=notices)
+
+
+def failures(report: Report) -> int:
+    """What makes check exit 1: each conflict, and each lifecycle entry that is not safe."""
+    return len(report.conflicts) + sum(1 for entry in report.lifecycle or () if not entry.safe)
 
 
 def merge_claims(paths: Sequence[Path], *, output_format: str = "text") -> Outcome:
@@ -138,7 +173,7 @@ def merge_claims(paths: Sequence[Path], *, output_format: str = "text") -> Outco
     if merged.report is None:
         return Outcome(errors=merged.errors)
     text = formatted(merged.report, output_format, merged.raw)
-    return Outcome(text, len(merged.report.conflicts), notes=list(merged.notes))
+    return Outcome(text, failures(merged.report), notes=list(merged.notes))
 
 
 def formatted(report: Report, output_format: str, raw: bool) -> str:
@@ -159,27 +194,37 @@ def claims_document(
     raw: bool,
     tracking: Tracking = ANNOTATION_TRACKING,
     unfetched: Sequence[Skip] = (),
+    base: base_fleet.Base | None = None,
 ) -> str:
     """The shard's document: its apps' claims and own warnings, and the skipped sources and live objects
     that fall to it by the app they name (a live object without a tracking id matters to no shard).
     `unfetched` are the shard's own sources whose published chart the chart cache lacked (--offline):
-    they are not the fleet's, as the shard fetches only the charts of its own apps."""
+    they are not the fleet's, as the shard fetches only the charts of its own apps. With `base` (--base),
+    the document also carries the shard's apps at the base revision, and the live objects no app tracks
+    go to shard 1 (what no app tracks decides a lifecycle entry too)."""
     skipped = [*loaded.skipped, *planned.skipped]
     apps = analysis.claims_by_app(rendered, [*skipped, *unfetched])
     places = {app.name: place for place, app in enumerate(loaded.applications)}
     notes = tuple(sorted(loaded.notes))
-    fleet = document.fleet_digest(loaded.applications, planned.jobs, skipped, live_objects, raw, tracking)
+    commit = base.commit if base is not None else ""
+    fleet = document.fleet_digest(loaded.applications, planned.jobs, skipped, live_objects, raw, tracking, commit)
     tracked = None
     if live_objects is not None:
         tracked = [
             (n, obj)
             for n, obj in enumerate(live_objects)
-            if (found := live.tracking(obj, tracking)) and shard.holds(found[0])
+            if ((found := live.tracking(obj, tracking)) and shard.holds(found[0]))
+            or (not found and base is not None and shard.index == 1)
         ]
+    at_base = None
+    if base is not None:
+        held = [(base.places[name], result) for name, result in base.apps.items()]
+        at_base = (base.commit, held, sorted(name for name in base.skipped if shard.holds(name)))
     return document.write(
         document.Header(Path("-"), document.VERSION, __version__, fleet, shard, raw, tracking, notes),
         [(places[name], result) for name, result in apps.items()],
         analysis.own_warnings(apps.values()),
         [skip for skip in [*skipped, *unfetched] if shard.holds(skip.app)],
         tracked,
+        at_base,
     )

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cmp import __version__
-from cmp.check.applications import Application, Skip
+from cmp.check.applications import Application, Lifetime, Skip
 from cmp.check.claims import AppClaims, Claim, Unstable
 from cmp.check.findings import Finding, Together
 from cmp.check.live import Tracking
@@ -62,6 +62,8 @@ class Part:
     warnings: list[Finding]
     skipped: list[Skip]
     live: list[tuple[int, dict[str, Any]]] | None  # (place among the live objects, object); None: no --live
+    base: list[tuple[int, AppClaims]] | None = None  # the shard's apps at the --base revision; None: no --base
+    base_skipped: tuple[str, ...] = ()  # the shard's apps with a source not rendered at the --base revision
 
 
 def fleet_digest(
@@ -71,9 +73,10 @@ def fleet_digest(
     live: Sequence[Mapping[str, Any]] | None,
     raw: bool,
     tracking: Tracking,
+    base: str = "",
 ) -> str:
     """The same for every shard of one run: what the fleet holds and how it is checked (not where the files
-    were read from, which only error messages quote)."""
+    were read from, which only error messages quote), and the --base revision's commit when given."""
     fleet = {
         "applications": [{**asdict(app), "origin": ""} for app in applications],
         "jobs": [
@@ -83,6 +86,7 @@ def fleet_digest(
         "live": live,
         "raw": raw,
         "tracking": asdict(tracking),
+        **({"base": base} if base else {}),
     }
     return hashlib.sha256(dumps(fleet).encode("ascii")).hexdigest()
 
@@ -93,8 +97,10 @@ def write(
     warnings: Sequence[Finding],
     skipped: Sequence[Skip],
     live: Sequence[tuple[int, Mapping[str, Any]]] | None,
+    base: tuple[str, Sequence[tuple[int, AppClaims]], Sequence[str]] | None = None,
 ) -> str:
-    """The document, one line of JSON."""
+    """The document, one line of JSON; `base` is (commit, apps, apps not rendered whole) at the --base
+    revision."""
     payload = {
         "format": FORMAT,
         "version": VERSION,
@@ -109,6 +115,12 @@ def write(
         "skipped": [{"app": skip.app, "reason": skip.reason} for skip in skipped],
         "live": None if live is None else [{"position": place, "object": obj} for place, obj in live],
     }
+    if base is not None:
+        payload["base"] = {
+            "commit": base[0],
+            "applications": [_app_entry(place, result) for place, result in base[1]],
+            "skipped": list(base[2]),
+        }
     return dumps(payload) + "\n"
 
 
@@ -163,6 +175,7 @@ def _app_entry(position: int, result: AppClaims) -> dict[str, Any]:
         "project": app.project,
         "cluster": app.cluster,
         "namespace": app.namespace,
+        "lifetime": asdict(app.lifetime),
         "renderers": result.renderers,
         "complete": result.complete,
         "emitted": claims_entry(list(result.emitted.values()), stripped=False),
@@ -195,13 +208,23 @@ def read(path: Path) -> Part:
     live: list[tuple[int, dict[str, Any]]] | None = None
     if payload.get("live") is not None:
         live = [_live(entry, f"live[{n}]") for n, entry in enumerate(_list(payload, "live", ""))]
-    return Part(header, apps, warnings, skipped, live)
+    base: list[tuple[int, AppClaims]] | None = None
+    base_skipped: tuple[str, ...] = ()
+    if payload.get("base") is not None:
+        at_base = _dict(payload, "base", "")
+        base = [
+            _app(entry, f"base.applications[{n}]") for n, entry in enumerate(_list(at_base, "applications", "base"))
+        ]
+        base_skipped = tuple(str(name) for name in _list(at_base, "skipped", "base"))
+    return Part(header, apps, warnings, skipped, live, base, base_skipped)
 
 
-def fill(path: Path, apps: Mapping[str, AppClaims], wanted: set[ClusterResourceId]) -> None:
-    """Put the objects of the `wanted` claims of a document's apps into `apps` (read by `read` before)."""
+def fill(path: Path, apps: Mapping[str, AppClaims], wanted: set[ClusterResourceId], *, base: bool = False) -> None:
+    """Put the objects of the `wanted` claims of a document's apps (with `base`, its apps at the --base
+    revision) into `apps` (read by `read` before)."""
     payload = _load(path)
-    for entry in _list(payload, "applications", ""):
+    entries = _list(_dict(payload, "base", ""), "applications", "base") if base else _list(payload, "applications", "")
+    for entry in entries:
         result = apps.get(_str(entry, "name", "applications[]"))
         if result is None:
             raise NotClaims("changed while it was being read")
@@ -265,6 +288,7 @@ def _app(entry: Any, where: str) -> tuple[int, AppClaims]:
         cluster=_str(entry, "cluster", where),
         namespace=_str(entry, "namespace", where),
         sources=(),  # the analysis reads an app's identity; its sources stayed with the shard that rendered them
+        lifetime=_lifetime(entry, where),
     )
     result = AppClaims(app, renderers=[str(r) for r in _list(entry, "renderers", where)])
     result.complete = _bool(entry, "complete", where)
@@ -272,6 +296,20 @@ def _app(entry: Any, where: str) -> tuple[int, AppClaims]:
     result.stripped.update(_claims(entry, "stripped", where, content=False))
     result.unstable += _unstable(entry, where)
     return _int(entry, "position", where), result
+
+
+def _lifetime(entry: Any, where: str) -> Lifetime:
+    """What the app's Application says of its deletion (absent in a document of a run without --base)."""
+    if not isinstance(entry, Mapping) or entry.get("lifetime") is None:
+        return Lifetime()
+    here = f"{where}.lifetime" if where else "lifetime"
+    given = _dict(entry, "lifetime", where)
+    return Lifetime(
+        _bool(given, "finalizer", here),
+        _bool(given, "fail_on_shared", here),
+        _str(given, "appset", here),
+        _str(given, "appset_keeps", here),
+    )
 
 
 def _claims(entry: Any, kind: str, where: str, *, content: bool) -> Iterator[tuple[ClusterResourceId, Claim]]:

@@ -9,8 +9,8 @@ time, never every object of the fleet.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from cmp.check import analysis, document
 from cmp.check.analysis import Report
 from cmp.check.claims import AppClaims
 from cmp.check.document import Header, NotClaims, Part
+from cmp.check.lifecycle import changed_ids, lifecycle
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,14 +63,43 @@ def merge(paths: Sequence[Path]) -> Merged:
     live: list[tuple[int, dict[str, Any]]] | None = None
     if parts[0].live is not None:
         live = sorted((entry for part in parts for entry in part.live or ()), key=_first)
+    live_objects = None if live is None else [obj for _, obj in live]
     report = analysis.judge(
         apps,
         [finding for part in parts for finding in part.warnings],
         [skip for part in parts for skip in part.skipped],
-        None if live is None else [obj for _, obj in live],
+        live_objects,
         parts[0].header.tracking,
     )
+    if parts[0].base is not None:
+        unsure = {name for part in parts for name in (*part.base_skipped, *(skip.app for skip in part.skipped))}
+        before, refused = _base(parts, apps, unsure)
+        if refused:
+            return Merged(errors=[refused])
+        entries = lifecycle(before, apps, live_objects, parts[0].header.tracking, unsure)
+        report = replace(report, lifecycle=tuple(entries))
     return Merged(report, parts[0].header.raw, notes=parts[0].header.notes)
+
+
+def _base(parts: Sequence[Part], apps: Mapping[str, AppClaims], unsure: set[str]) -> tuple[dict[str, AppClaims], str]:
+    """The apps at the --base revision, with the objects of those whose emitters changed; or the problem."""
+    before: dict[str, AppClaims] = {}
+    held: dict[str, Path] = {}
+    placed = sorted(
+        ((place, part.header.path, result) for part in parts for place, result in part.base or ()), key=_first
+    )
+    for _, path, result in placed:
+        if result.app.name in before:
+            return {}, f"{path}: app {result.app.name} at the base revision is in {held[result.app.name]} too"
+        before[result.app.name], held[result.app.name] = result, path
+    wanted = changed_ids(before, apps, unsure)
+    for part in parts:
+        if wanted and any(_claims_any(result, wanted) for _, result in part.base or ()):
+            try:
+                document.fill(part.header.path, before, wanted, base=True)
+            except NotClaims as problem:
+                return {}, f"{part.header.path}: {problem}"
+    return before, ""
 
 
 def _first(entry: tuple[Any, ...]) -> int:

@@ -3,7 +3,8 @@ XML (for the test reports CI systems show).
 
 Text groups conflicts by cluster, and under each names the apps claiming the object and the
 chartshare.yaml rule that would end the fight, so the report says what to do, not only what is wrong.
-JUnit makes each Application a test case that fails once for every conflict it is part of.
+JUnit makes each Application a test case that fails once for every conflict it is part of, and once for
+every unsafe lifecycle entry that names it (an app the change deletes gets a test case of its own).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from xml.etree import ElementTree
 
 from cmp.check.analysis import AppRow, Conflict, Report
 from cmp.check.findings import Finding, match_flow, scalar
+from cmp.check.lifecycle import Entry, unsafe_apps
 from cmp.check.plan import PLUGIN_NAME
 
 PROGRESS_MIN_JOBS = 8  # below this a progress bar only flickers
@@ -62,6 +64,19 @@ def to_json(report: Report) -> str:
     }
     if report.prune_risks is not None:
         payload["prune_risks"] = [{**r.id._asdict(), "app": r.app, "fix": r.fix} for r in report.prune_risks]
+    if report.lifecycle is not None:
+        payload["lifecycle"] = [
+            {
+                **e.id._asdict(),
+                "event": e.event,
+                "before": list(e.before),
+                "after": list(e.after),
+                "safe": e.safe,
+                "reason": e.reason,
+                "fix": e.fix,
+            }
+            for e in report.lifecycle
+        ]
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -81,9 +96,20 @@ def to_junit(report: Report, *, raw: bool = False) -> str:
         notes.setdefault(skip.app, []).append(f"SKIPPED {skip.reason}")
     for risk in report.prune_risks or ():
         notes.setdefault(risk.app, []).append(f"PRUNE RISK {risk.id} on its next sync with prune; first: {risk.fix}")
+    for entry in report.lifecycle or ():
+        if entry.safe:  # an unsafe one is a failure of each app it names
+            for app in entry.after or entry.before:
+                notes.setdefault(app, []).append(f"LIFECYCLE {_lifecycle_head(entry)}: {entry.reason}")
+    unsafe: dict[str, list[Entry]] = {}
+    for app, entry in unsafe_apps(report.lifecycle or ()):
+        unsafe.setdefault(app, []).append(entry)
     cases: list[ElementTree.Element] = []
-    for row in report.applications:
+    rows = [*report.applications, *_gone_rows(unsafe, renderers, report.lifecycle or ())]
+    for row in rows:
         case = _element("testcase", {"name": row.name, "classname": row.cluster})
+        for entry in unsafe.get(row.name, []):
+            failure = _element("failure", {"type": "lifecycle", "message": _lifecycle_head(entry)}, case)
+            failure.text = _xml_text(f"{entry.reason}\nfix: {entry.fix}")
         for conflict in conflicts.get(row.name, []):
             others = ", ".join(app for app in conflict.apps if app != row.name)
             failure = _element(
@@ -112,6 +138,19 @@ def to_junit(report: Report, *, raw: bool = False) -> str:
     _element("system-out", {}, suite).text = _xml_text("\n".join([*leftover, _summary(report, raw)]) + "\n")
     ElementTree.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
+
+
+def _gone_rows(
+    unsafe: Mapping[str, list[Entry]], renderers: Mapping[str, str], entries: Sequence[Entry]
+) -> list[AppRow]:
+    """A test case for each app an unsafe entry names that is gone from the fleet (deleted by the change)."""
+    clusters = {app: entry.id.cluster for entry in entries for app in entry.before}
+    return [AppRow(app, clusters.get(app, ""), "", "", 0) for app in sorted(unsafe) if app not in renderers]
+
+
+def _lifecycle_head(entry: Entry) -> str:
+    moved = f"{', '.join(entry.before) or '(none)'} -> {', '.join(entry.after) or '(none)'}"
+    return f"{entry.id} {entry.event} ({moved}): {'safe' if entry.safe else 'UNSAFE'}"
 
 
 def _element(tag: str, attributes: Mapping[str, str], parent: ElementTree.Element | None = None) -> ElementTree.Element:
@@ -144,6 +183,16 @@ def to_text(report: Report, *, raw: bool = False) -> str:
                 what = f"{key.kind} {key.namespace}/{key.name}" if key.namespace else f"{key.kind} {key.name}"
                 lines.append(f"  app {risk.app} would PRUNE {what} on its next sync with prune; make it safe first:")
                 lines.append(f"    {risk.fix}")
+        lines.append("")
+    if report.lifecycle:
+        lines.append("LIFECYCLE (what the change does to each object whose emitting apps change)")
+        for cluster, entries in groupby(report.lifecycle, key=lambda entry: entry.id.cluster):
+            lines.append(f"cluster {cluster}")
+            for entry in entries:
+                lines.append(f"  {_lifecycle_head(entry)}")
+                lines.append(f"    {entry.reason}")
+                if entry.fix:
+                    lines.append(f"    fix: {entry.fix}")
         lines.append("")
     lines.append(_summary(report, raw))
     return "\n".join(lines) + "\n"
@@ -246,5 +295,9 @@ def _summary(report: Report, raw: bool) -> str:
     ]
     if report.prune_risks is not None:
         parts.append(count(len(report.prune_risks), "prune risk"))
+    if report.lifecycle is not None:
+        unsafe = sum(1 for entry in report.lifecycle if not entry.safe)
+        listed = len(report.lifecycle)
+        parts.append(f"{listed} lifecycle {'entry' if listed == 1 else 'entries'} ({unsafe} unsafe)")
     mode = " (--raw: chartshare.yaml rules ignored)" if raw else ""
     return f"chartshare check{mode}: {', '.join(parts)}"

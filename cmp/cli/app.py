@@ -244,6 +244,14 @@ def check(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Render every source, neither reading nor keeping the render cache.")
     ] = False,
+    base: Annotated[
+        Optional[str],
+        typer.Option(
+            "--base",
+            metavar="REV",
+            help="Also render the fleet at this Git revision: what the change does (LIFECYCLE).",
+        ),
+    ] = None,
 ) -> int:
     """Render every Application from Git and report objects two of them would both claim (exit 1), in CI.
 
@@ -266,6 +274,7 @@ def check(
             "--installation-id": installation_id,
             "--argocd-cm": argocd_cm,
             "--offline": offline,
+            "--base": base,
         }
         given = [flag for flag, value in shard_side.items() if value]
         if given:
@@ -300,6 +309,7 @@ def check(
         offline=offline,
         shard=part,
         cache=not no_cache,
+        base=base,
     )
     return _checked(outcome)
 

@@ -11,10 +11,20 @@ the generator or field that caused it; anything Argo CD itself would refuse is b
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from cmp.check import appsets as templating
-from cmp.check.applications import Application, Malformed, Skip, application, mapping_of, name_of
+from cmp.check.applications import (
+    Application,
+    Lifetime,
+    Malformed,
+    Skip,
+    application,
+    has_finalizer,
+    mapping_of,
+    name_of,
+)
 from cmp.check.generators import clusters, git, lists, matrix, merge
 from cmp.check.generators.context import Context, Unevaluated
 from cmp.check.generators.params import GeneratorError, Params, flatten, render
@@ -84,14 +94,31 @@ def expand(
             rendered_meta = dict(mapping_of(rendered.get("metadata"), "spec.template.metadata"))
             rendered_meta.setdefault("namespace", metadata.get("namespace") or control_plane_namespace)
             try:
-                found.append(
-                    application(
-                        {**rendered, "metadata": rendered_meta}, f"{place}: {label} {which}", control_plane_namespace
-                    )
+                made = application(
+                    {**rendered, "metadata": rendered_meta}, f"{place}: {label} {which}", control_plane_namespace
                 )
             except Malformed as problem:
                 raise Malformed(f"{which} makes an invalid Application: {problem}") from None
+            found.append(replace(made, lifetime=_lifetime(made, rendered_meta, spec, name)))
     return found, skipped
+
+
+KEEPING_POLICIES = ("create-only", "create-update")  # applicationsSync values that never delete an Application
+
+
+def _lifetime(made: Application, meta: Mapping[str, Any], spec: Mapping[str, Any], appset: str) -> Lifetime:
+    """The generated Application's lifetime: the ApplicationSet adds the resources finalizer to a template
+    without finalizers unless `preserveResourcesOnDeletion` (applicationset/utils RenderTemplateParams), and
+    never deletes its Applications under applicationsSync create-only or create-update."""
+    found = spec.get("syncPolicy")
+    policy: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    preserve = policy.get("preserveResourcesOnDeletion") is True
+    finalizers = meta.get("finalizers")
+    finalizer = has_finalizer(meta) if finalizers else not preserve
+    keeps = str(policy.get("applicationsSync") or "")
+    return replace(
+        made.lifetime, finalizer=finalizer, appset=appset, appset_keeps=keeps if keeps in KEEPING_POLICIES else ""
+    )
 
 
 def parameter_sets(
