@@ -54,6 +54,7 @@ class Application:
     cluster: str
     namespace: str  # the destination namespace
     sources: tuple[Source, ...]
+    parent: str | None = None  # the app that renders it (App of Apps); None for one read from a file
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,15 +1,17 @@
-"""The `check` command from end to end: Application files -> plan -> published charts -> renders ->
-analysis -> report text.
+"""The `check` command from end to end: Application files -> plan -> published charts -> dependencies ->
+renders -> the apps those render (appofapps.py) -> analysis -> report text.
 
 The CLI parses the options and, with what this returns, prints and chooses the exit status; nothing here
-prints or exits. Bad input (manifests, paths, renders that fail) comes back as error lines before any
-report is written, so a report is only ever printed for a fleet that rendered whole. A shard reads and
+prints or exits. Bad input (manifests, paths) comes back as error lines before any report is written; an
+app whose render fails is that app's problem: it is skipped (`render failed: ...`), the others analysed,
+and the run exits 1. A shard reads and
 validates the whole fleet, renders its own apps and writes their claims document instead of a report;
 the merge turns the shards' documents into the report a single run prints.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +19,7 @@ from typing import Any
 
 from cmp import __version__
 from cmp.cache.store import Store
-from cmp.check import analysis, applications, charts, document, inventory, live, renders
+from cmp.check import analysis, applications, appofapps, dependencies, document, inventory, live, renders
 from cmp.check import report as reporting
 from cmp.check.analysis import Report
 from cmp.check.applications import Fleet, Skip
@@ -42,6 +44,8 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for stderr, once each
     notices: list[str] = field(default_factory=list)  # why the render cache could not be used, once each
+    failed: int = 0  # apps whose render failed (skipped with `render failed: ...`): exit 1
+    skipped: int = 0  # apps with a skipped source: exit 1 with --strict
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,31 +109,40 @@ def check_fleet(
     live_objects = applications.load_live(live, loaded.errors) if live is not None else None
     if not (loaded.applications or loaded.skipped or loaded.errors):
         loaded.errors.append(f"no Application or ApplicationSet in {', '.join(map(str, paths))}")
-    planned = plan(loaded.applications, repositories, raw=raw, helm=helm, timeout=timeout)
-    if loaded.errors or planned.errors:
+    if loaded.errors:
+        planned = plan(loaded.applications, repositories, raw=raw, helm=helm, timeout=timeout)
         return Outcome(errors=loaded.errors + planned.errors)
-    jobs = planned.jobs if shard is None else [job for job in planned.jobs if shard.holds(job.app.name)]
-    ready = charts.prepare(jobs, cache_root=cache_root(environ), env=environ, offline=offline)  # a shard's own
-    if ready.errors:
-        return Outcome(errors=ready.errors)
     quiet = output_format != "text" or shard is not None
-    wanted = progress is not None and reporting.progress_wanted(True, quiet, environ, len(ready.jobs))
+    wanted = progress is not None and reporting.progress_wanted(True, quiet, environ, len(loaded.applications))
     store = Store.from_env(environ) if cache else None
-    workers = workers or renders.default_workers()
-    rendered = renders.render_all(ready.jobs, workers, progress if wanted else None, store)
-    notices = list(dict.fromkeys([*(store.notices if store else ()), *(n for r in rendered for n in r.notices)]))
-    failed = [result.error for result in rendered if result.error]
-    if failed:
-        return Outcome(errors=failed, notices=notices)
-    skipped = [*loaded.skipped, *planned.skipped, *ready.skipped]
+    with tempfile.TemporaryDirectory(prefix="chartshare-check-") as scratch:  # dependencies built here
+        settings = appofapps.Settings(
+            repositories, control_plane_namespace, clusters, raw, helm, timeout, cache_root(environ), environ,
+            offline, shard, workers or renders.default_workers(), progress if wanted else None, store, Path(scratch),
+        )  # fmt: skip
+        tree = appofapps.render_tree(loaded, settings)
+    notices = list(dict.fromkeys([*(store.notices if store else ()), *(n for r in tree.rendered for n in r.notices)]))
+    if tree.errors:
+        return Outcome(errors=tree.errors, notices=notices)
+    skipped = [*tree.skipped, *tree.unfetched, *tree.failed]
     if shard is not None:
+        whole = Fleet(tree.applications, tree.skipped, notes=loaded.notes)
         document_text = claims_document(
-            shard, loaded, planned, rendered, live_objects, raw=raw, tracking=tracking, unfetched=ready.skipped
-        )
+            shard, whole, Plan(tree.jobs, [], []), tree.rendered, live_objects, raw=raw, tracking=tracking,
+            unfetched=[*tree.unfetched, *tree.failed],
+        )  # fmt: skip
         return Outcome(document_text, notes=sorted(loaded.notes), notices=notices)
-    report = analysis.analyse(rendered, skipped, live_objects, tracking)
+    report = analysis.analyse(tree.rendered, skipped, live_objects, tracking)
     text = formatted(report, output_format, raw)
-    return Outcome(text, len(report.conflicts), notes=sorted(loaded.notes), notices=notices)
+    failed, skipped_apps = counts(report)
+    return Outcome(text, len(report.conflicts), notes=sorted(loaded.notes), notices=notices, failed=failed,
+                   skipped=skipped_apps)  # fmt: skip
+
+
+def counts(report: Report) -> tuple[int, int]:
+    """What the exit status reads besides conflicts: apps whose render failed, and apps skipped (--strict)."""
+    failed = {skip.app for skip in report.skipped if skip.reason.startswith(dependencies.RENDER_FAILED)}
+    return len(failed), len({skip.app for skip in report.skipped})
 
 
 def merge_claims(paths: Sequence[Path], *, output_format: str = "text") -> Outcome:
@@ -138,7 +151,8 @@ def merge_claims(paths: Sequence[Path], *, output_format: str = "text") -> Outco
     if merged.report is None:
         return Outcome(errors=merged.errors)
     text = formatted(merged.report, output_format, merged.raw)
-    return Outcome(text, len(merged.report.conflicts), notes=list(merged.notes))
+    failed, skipped = counts(merged.report)
+    return Outcome(text, len(merged.report.conflicts), notes=list(merged.notes), failed=failed, skipped=skipped)
 
 
 def formatted(report: Report, output_format: str, raw: bool) -> str:
