@@ -115,15 +115,12 @@ def _rendered(jobs: Sequence[Job], settings: Settings, tree: Tree) -> Iterator[R
     """The round's renders that succeeded: the shard's own jobs, and those that may create apps."""
     wanted = [job for job in jobs if _held(settings.shard, job.app.name) or may_create_apps(job, settings.cache_root)]
     ready = charts.prepare(wanted, cache_root=settings.cache_root, env=settings.env, offline=settings.offline)
-    tree.errors += ready.errors
-    if ready.errors:
-        return
     completed = dependencies.complete(
         ready.jobs, settings.scratch, cache_root=settings.cache_root, env=settings.env, offline=settings.offline
     )
     held = [skip for skip in [*ready.skipped, *completed.skipped] if _held(settings.shard, skip.app)]
     tree.unfetched += held
-    tree.failed += [skip for skip in completed.failed if _held(settings.shard, skip.app)]
+    tree.failed += [skip for skip in [*ready.failed, *completed.failed] if _held(settings.shard, skip.app)]
     for result in renders.render_all(completed.jobs, settings.workers, settings.progress, settings.store):
         if result.error is None:
             yield result
@@ -131,7 +128,7 @@ def _rendered(jobs: Sequence[Job], settings: Settings, tree: Tree) -> Iterator[R
             tree.errors.append(result.error)
         elif _held(settings.shard, result.job.app.name):
             why = result.error.removeprefix(f"{result.job.app.origin}: ")
-            tree.failed.append(Skip(result.job.app.name, f"{dependencies.RENDER_FAILED}: {why}"))
+            tree.failed.append(Skip(result.job.app.name, f"{renders.RENDER_FAILED}: {why}"))
 
 
 def children(result: Rendered, settings: Settings, fleet: Fleet, tree: Tree) -> Iterator[Application]:
@@ -141,7 +138,8 @@ def children(result: Rendered, settings: Settings, fleet: Fleet, tree: Tree) -> 
         if claim.id.group != ARGO_GROUP or claim.id.kind not in ARGO_KINDS:
             continue
         obj = dict(claim.obj)
-        obj["metadata"] = {**(obj.get("metadata") or {}), "namespace": claim.id.namespace}
+        metadata = obj.get("metadata")
+        obj["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), "namespace": claim.id.namespace}
         where = f"rendered by {parent.name} ({parent.origin})"
         try:
             found, skipped = inventory.argo_object(

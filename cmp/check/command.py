@@ -19,7 +19,7 @@ from typing import Any
 
 from cmp import __version__
 from cmp.cache.store import Store
-from cmp.check import analysis, applications, appofapps, dependencies, document, inventory, live, renders
+from cmp.check import analysis, applications, appofapps, document, inventory, live, renders
 from cmp.check import report as reporting
 from cmp.check.analysis import Report
 from cmp.check.applications import Fleet, Skip
@@ -141,7 +141,7 @@ def check_fleet(
 
 def counts(report: Report) -> tuple[int, int]:
     """What the exit status reads besides conflicts: apps whose render failed, and apps skipped (--strict)."""
-    failed = {skip.app for skip in report.skipped if skip.reason.startswith(dependencies.RENDER_FAILED)}
+    failed = {skip.app for skip in report.skipped if skip.reason.startswith(renders.RENDER_FAILED)}
     return len(failed), len({skip.app for skip in report.skipped})
 
 

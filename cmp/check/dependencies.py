@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cmp.check.applications import Skip
 from cmp.check.plan import Job
-from cmp.check.renders import chartshare_config
+from cmp.check.renders import RENDER_FAILED, chartshare_config
 from cmp.errors import ChartShareError
 from cmp.generate.chart import chart_dir, load_ownership
 from cmp.remote import dependencies
@@ -28,16 +28,22 @@ from cmp.remote.store import chart_store
 
 BUILD_SECONDS = 120.0  # per chart: CI has no Argo CD deadline, but a stalled repository must not hang it
 BUILD_HINT = "check that the dependencies' repositories answer from here"
-RENDER_FAILED = "render failed"  # how a skipped entry of an app whose render (or build) failed begins
 
 
 @dataclass(slots=True)
 class Completed:
-    """The jobs to render (a built chart where one was needed), the apps skipped, and the scratch tree."""
+    """The jobs to render (a built chart where one was needed), and the apps skipped or failed instead."""
 
     jobs: list[Job] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)  # --offline: a dependency the cache lacks
     failed: list[Skip] = field(default_factory=list)  # a build that failed: the app's render failure
+
+
+@dataclass(frozen=True, slots=True)
+class Lacking:
+    """--offline: a dependency the chart cache does not hold."""
+
+    dependency: str  # its label: name, version and repository
 
 
 def complete(
@@ -46,7 +52,7 @@ def complete(
     """Every job, those whose chart in Git lacks dependencies pointed at a completed copy under `scratch`
     (a folder the caller removes once the renders are done). One chart is built once for all its apps."""
     done = Completed()
-    built: dict[Path, Path | Skip] = {}
+    built: dict[Path, Path | Lacking | str] = {}  # str: why the build failed
     for job in jobs:
         chart = git_chart(job)
         if chart is None or not _missing(chart):
@@ -56,15 +62,15 @@ def complete(
             try:
                 built[chart] = _build(job, chart, scratch, cache_root, env, offline)
             except (ChartShareError, OSError) as error:
-                why = f"{RENDER_FAILED}: spec.{job.source.label}: dependencies of {chart.name}: {error}"
-                built[chart] = Skip(job.app.name, why)
+                built[chart] = f"dependencies of {chart.name}: {error}"
         outcome = built[chart]
         if isinstance(outcome, Path):
             done.jobs.append(replace(job, built=outcome))
-        elif outcome.reason.startswith(RENDER_FAILED):
-            done.failed.append(replace(outcome, app=job.app.name))
+        elif isinstance(outcome, Lacking):
+            missing = f"dependency {outcome.dependency} is not in the chart cache (--offline); {_filled_by(job)}"
+            done.skipped.append(Skip(job.app.name, f"{job.source.label}: {missing}"))
         else:
-            done.skipped.append(Skip(job.app.name, f"{job.source.label}: {outcome.reason}"))
+            done.failed.append(Skip(job.app.name, f"{RENDER_FAILED}: spec.{job.source.label}: {outcome}"))
     return done
 
 
@@ -95,16 +101,15 @@ def _missing(chart: Path) -> list[dependencies.Dependency]:
 
 def _build(
     job: Job, chart: Path, scratch: Path, cache_root: Path, env: Mapping[str, str], offline: bool
-) -> Path | Skip:
-    """The chart's completed copy, or (offline) the skip naming the first dependency the cache lacks."""
+) -> Path | Lacking:
+    """The chart's completed copy, or (offline) the first dependency the cache lacks."""
     store = chart_store(cache_root)
     if offline:
         for dependency in _missing(chart):
             if dependency.scheme in ("http", "oci") and not (
                 dependency.exact and store.archive(dependency.pinned(dependency.exact))
             ):
-                missing = f"dependency {dependency.label} is not in the chart cache (--offline)"
-                return Skip(job.app.name, f"{missing}; {_filled_by(job)}")
+                return Lacking(dependency.label)
     root = job.repo_root
     tree = Path(tempfile.mkdtemp(prefix="deps-", dir=scratch))
     copy = _copied(chart, root, tree)

@@ -47,6 +47,7 @@ MISSING_DEPENDENCIES_HINT = (
     "in the chart folder and commit Chart.yaml, Chart.lock and charts/ together"
 )
 MAX_DIFFERING_FIELDS = 5
+RENDER_FAILED = "render failed"  # how the skipped entry of an app whose render (or its chart) failed begins
 
 
 @dataclass(frozen=True, slots=True)
