@@ -7,35 +7,44 @@ value with the app's `$ARGOCD_APP_*` build variables substituted first; imports 
 importing file's folder, then in `libs` (folders relative to the repository root, later ones first) and
 the source folder, as go-jsonnet's FileImporter searches its paths. Every file an import reaches must
 resolve inside the repository, as every path of a source must. The result is one object, or an array of
-objects.
+objects. The Go runtime never enters a check process (jsonnet_vm.py says why): each file is evaluated by
+a fresh interpreter.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-import _gojsonnet
 
 from cmp.check.sources import envsubst
 from cmp.errors import ManifestError, ParameterError, PathError
 
 FIELDS = ("extVars", "tlas", "libs")
 ENTRY_FIELDS = ("name", "value", "code")
-MAX_IMPORT_BYTES = 16 << 20
+DEFAULT_SECONDS = 45.0
 
 
 class Evaluator:
     """Evaluates the source's jsonnet files with its `directory.jsonnet` settings; raises ParameterError
     for a malformed setting (at creation), PathError and ManifestError for a file that fails."""
 
-    def __init__(self, app_dir: Path, root: Path, fields: Mapping[str, Any], env: Mapping[str, str], where: str):
+    def __init__(
+        self,
+        app_dir: Path,
+        root: Path,
+        fields: Mapping[str, Any],
+        env: Mapping[str, str],
+        where: str,
+        timeout: float = DEFAULT_SECONDS,
+    ):
         for key in fields:
             if key not in FIELDS:
                 raise ParameterError(f"{where}: unknown field {key!r}; Argo CD knows {', '.join(FIELDS)}")
-        self.root = root
+        self.root, self.timeout = root, timeout
         self.ext_vars, self.ext_codes = _variables(fields, "extVars", env, where)
         self.tla_vars, self.tla_codes = _variables(fields, "tlas", env, where)
         libs = fields.get("libs") or []
@@ -49,40 +58,38 @@ class Evaluator:
             self.paths.append(folder)
 
     def objects(self, path: Path, name: str) -> list[dict[str, Any]]:
-        """The objects one jsonnet file evaluates to."""
+        """The objects one jsonnet file evaluates to (in a process of its own: see jsonnet_vm.py)."""
+        request = {
+            "file": str(path),
+            "root": str(self.root),
+            "paths": [str(folder) for folder in self.paths],
+            "ext_vars": self.ext_vars,
+            "ext_codes": self.ext_codes,
+            "tla_vars": self.tla_vars,
+            "tla_codes": self.tla_codes,
+        }
+        argv = [sys.executable, "-I", "-m", "cmp.check.jsonnet_vm"]
         try:
-            text = _gojsonnet.evaluate_file(
-                str(path),
-                ext_vars=self.ext_vars,
-                ext_codes=self.ext_codes,
-                tla_vars=self.tla_vars,
-                tla_codes=self.tla_codes,
-                import_callback=self._import,
+            done = subprocess.run(
+                argv, input=json.dumps(request).encode(), capture_output=True, timeout=self.timeout, check=False
             )
-        except RuntimeError as error:  # go-jsonnet's message: the error, then its stack trace
-            lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-            raise ManifestError(f"{name}: jsonnet: {' '.join(lines[:3])}") from None
-        evaluated = json.loads(text)
+        except subprocess.TimeoutExpired:
+            raise ManifestError(f"{name}: jsonnet did not finish within {self.timeout:g} s") from None
+        try:
+            answer = json.loads(done.stdout)
+        except ValueError:
+            last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
+            raise ManifestError(f"{name}: jsonnet could not run (exit status {done.returncode}): {last}") from None
+        if "error" in answer:  # go-jsonnet's message: the error, then its stack trace
+            lines = [line.strip() for line in str(answer["error"]).splitlines() if line.strip()]
+            raise ManifestError(f"{name}: jsonnet: {' '.join(lines[:3])}")
+        evaluated = json.loads(answer["output"])
         found = evaluated if isinstance(evaluated, list) else [evaluated]
         for position, obj in enumerate(found):
             if not isinstance(obj, dict) or not obj.get("kind") or not obj.get("apiVersion"):
                 at = f" (item {position})" if isinstance(evaluated, list) else ""
                 raise ManifestError(f"{name}{at}: jsonnet gives no Kubernetes object (apiVersion, kind, metadata)")
         return found
-
-    def _import(self, folder: str, wanted: str) -> tuple[str, bytes]:
-        """go-jsonnet's FileImporter, confined: the importing file's folder, then the paths last to first."""
-        candidates = [Path(wanted)] if Path(wanted).is_absolute() else [Path(folder, wanted)]
-        candidates += [base / wanted for base in reversed(self.paths) if not Path(wanted).is_absolute()]
-        for candidate in candidates:
-            if not candidate.is_file():
-                continue
-            if not candidate.resolve().is_relative_to(self.root):
-                raise RuntimeError(f"import {wanted!r}: {candidate} resolved to outside repository root")
-            if candidate.stat().st_size > MAX_IMPORT_BYTES:
-                raise RuntimeError(f"import {wanted!r}: {candidate} is larger than {MAX_IMPORT_BYTES >> 20} MiB")
-            return str(candidate), candidate.read_bytes()
-        raise RuntimeError(f"couldn't open import {wanted!r}: no match locally or in the Jsonnet library paths")
 
 
 def _variables(

@@ -204,9 +204,8 @@ def _render_once(job: Job, inputs: Inputs) -> tuple[list[Claim], list[Claim]]:
         fields = job.source.directory.get("jsonnet") or {}
         if not isinstance(fields, Mapping):
             raise ParameterError(f"{where}.jsonnet must be a mapping")
-        evaluator = jsonnet.Evaluator(
-            job.app_dir, job.repo_root, fields, sources.build_env(job.app, job.source), f"{where}.jsonnet"
-        )
+        env = sources.build_env(job.app, job.source)
+        evaluator = jsonnet.Evaluator(job.app_dir, job.repo_root, fields, env, f"{where}.jsonnet", job.timeout)
         emitted = directory.resources(files, job.app_dir, evaluator)
     else:
         assert inputs.invocation is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,11 @@ def test_an_evaluation_error_and_a_result_that_is_no_object_name_the_file(tmp_pa
     (app / "main.jsonnet").write_text("[1]")
     with pytest.raises(ManifestError, match=r"main \(item 0\): jsonnet gives no Kubernetes object"):
         _objects(root, app, {})
+
+
+def test_the_go_runtime_never_enters_the_check_process(tmp_path: Path) -> None:
+    """A process forked after go-jsonnet loaded hangs when it calls into Go: check forks its render
+    workers, so every evaluation runs in a fresh interpreter."""
+    root, app = _repo(tmp_path, CONFIGMAP % ("'a'", "{}"))
+    assert _objects(root, app, {})[0]["metadata"] == {"name": "a"}
+    assert "_gojsonnet" not in sys.modules
