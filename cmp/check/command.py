@@ -2,11 +2,11 @@
 renders -> the apps those render (appofapps.py) -> analysis -> report text.
 
 The CLI parses the options and, with what this returns, prints and chooses the exit status; nothing here
-prints or exits. Bad input (manifests, paths) comes back as error lines before any report is written; an
-app whose render fails is that app's problem: it is skipped (`render failed: ...`), the others analysed,
-and the run exits 1. A shard reads and
-validates the whole fleet, renders its own apps and writes their claims document instead of a report;
-the merge turns the shards' documents into the report a single run prints.
+prints or exits. Bad input (manifests, paths, Application fields) comes back as error lines before any
+report is written; an app whose render fails is that app's problem: it is skipped (`render failed: ...`),
+the others analysed, and the run exits 1. A shard reads and validates the whole fleet, renders its own apps
+(and every app that may create others) and writes their claims document instead of a report; the merge
+turns the shards' documents into the report a single run prints.
 """
 
 from __future__ import annotations
@@ -117,9 +117,21 @@ def check_fleet(
     store = Store.from_env(environ) if cache else None
     with tempfile.TemporaryDirectory(prefix="chartshare-check-") as scratch:  # dependencies built here
         settings = appofapps.Settings(
-            repositories, control_plane_namespace, clusters, raw, helm, timeout, cache_root(environ), environ,
-            offline, shard, workers or renders.default_workers(), progress if wanted else None, store, Path(scratch),
-        )  # fmt: skip
+            repositories=repositories,
+            control_plane_namespace=control_plane_namespace,
+            clusters=clusters,
+            raw=raw,
+            helm=helm,
+            timeout=timeout,
+            cache_root=cache_root(environ),
+            env=environ,
+            offline=offline,
+            shard=shard,
+            workers=workers or renders.default_workers(),
+            progress=progress if wanted else None,
+            store=store,
+            scratch=Path(scratch),
+        )
         tree = appofapps.render_tree(loaded, settings)
     notices = list(dict.fromkeys([*(store.notices if store else ()), *(n for r in tree.rendered for n in r.notices)]))
     if tree.errors:
@@ -127,16 +139,17 @@ def check_fleet(
     skipped = [*tree.skipped, *tree.unfetched, *tree.failed]
     if shard is not None:
         whole = Fleet(tree.applications, tree.skipped, notes=loaded.notes)
+        own = [*tree.unfetched, *tree.failed]
+        planned = Plan(tree.jobs, [], [])
         document_text = claims_document(
-            shard, whole, Plan(tree.jobs, [], []), tree.rendered, live_objects, raw=raw, tracking=tracking,
-            unfetched=[*tree.unfetched, *tree.failed],
-        )  # fmt: skip
+            shard, whole, planned, tree.rendered, live_objects, raw=raw, tracking=tracking, unfetched=own
+        )
         return Outcome(document_text, notes=sorted(loaded.notes), notices=notices)
     report = analysis.analyse(tree.rendered, skipped, live_objects, tracking)
     text = formatted(report, output_format, raw)
     failed, skipped_apps = counts(report)
-    return Outcome(text, len(report.conflicts), notes=sorted(loaded.notes), notices=notices, failed=failed,
-                   skipped=skipped_apps)  # fmt: skip
+    notes = sorted(loaded.notes)
+    return Outcome(text, len(report.conflicts), notes=notes, notices=notices, failed=failed, skipped=skipped_apps)
 
 
 def counts(report: Report) -> tuple[int, int]:
