@@ -30,6 +30,7 @@ class AppRow:
     namespace: str
     renderer: str
     resources: int
+    parent: str | None = None  # the app that renders it (App of Apps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,7 @@ def judge(
                 r.app.namespace,
                 next(renderer for renderer in RENDERERS if renderer in r.renderers),
                 len(r.emitted),
+                r.app.parent,
             )
             for r in apps.values()
         ),

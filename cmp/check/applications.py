@@ -67,6 +67,7 @@ class Application:
     namespace: str  # the destination namespace
     sources: tuple[Source, ...]
     lifetime: Lifetime = Lifetime()
+    parent: str | None = None  # the app that renders it (App of Apps); None for one read from a file
 
 
 @dataclass(frozen=True, slots=True)

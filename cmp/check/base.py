@@ -12,18 +12,15 @@ from __future__ import annotations
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from cmp.cache.store import Store
-from cmp.check import analysis, charts, inventory, renders
+from cmp.check import analysis, appofapps, inventory
 from cmp.check.claims import AppClaims
-from cmp.check.generators.context import ClusterSecret
 from cmp.check.plan import plan
 from cmp.check.repos import Repositories, remotes_of
-from cmp.check.shards import Shard
 
 GIT_TIMEOUT = 60.0  # an archive of a large repository takes a while; a hung git must not hang CI
 
@@ -126,21 +123,12 @@ def _extract(top: Path, revision: str, commit: str, into: Path) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """The checkout's options, for rendering the revision the same way (a shard renders its own apps)."""
+    """The checkout's options, for rendering the revision the same way (a shard renders its own apps):
+    `tree` is how the checkout's fleet was rendered; its repositories and scratch folder are the revision's."""
 
     root: Path
     mappings: Sequence[tuple[str, Path]]
-    control_plane_namespace: str
-    clusters: Sequence[ClusterSecret] | None
-    raw: bool
-    helm: str
-    timeout: float
-    workers: int
-    environ: Mapping[str, str]
-    cache_root: Path
-    offline: bool
-    store: Store | None
-    shard: Shard | None = None
+    tree: appofapps.Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,24 +156,22 @@ def at(revision: str, paths: Sequence[Path], settings: Settings) -> Base:
 
 def render(tree: Tree, revision: str, settings: Settings) -> Base:
     repositories = Repositories.build(tree.root, remotes_of(settings.root), settings.mappings)
-    loaded = inventory.load(tree.paths, settings.control_plane_namespace, repositories, settings.clusters)
-    planned = plan(loaded.applications, repositories, raw=settings.raw, helm=settings.helm, timeout=settings.timeout)
-    if loaded.errors or planned.errors:
+    how = settings.tree
+    loaded = inventory.load(tree.paths, how.control_plane_namespace, repositories, how.clusters)
+    if loaded.errors:
+        planned = plan(loaded.applications, repositories, raw=how.raw, helm=how.helm, timeout=how.timeout)
         return Base(errors=[relative(error, tree, revision) for error in loaded.errors + planned.errors])
-    shard = settings.shard
-    jobs = planned.jobs if shard is None else [job for job in planned.jobs if shard.holds(job.app.name)]
-    ready = charts.prepare(jobs, cache_root=settings.cache_root, env=settings.environ, offline=settings.offline)
-    if ready.errors:
-        return Base(errors=[relative(error, tree, revision) for error in ready.errors])
-    rendered = renders.render_all(ready.jobs, settings.workers, None, settings.store)
-    notices = list(dict.fromkeys(n for result in rendered for n in result.notices))
-    failed = [f"--base {revision}: {relative(result.error, tree, revision)}" for result in rendered if result.error]
-    if failed:
-        return Base(errors=failed, notices=notices)
-    skipped = [*loaded.skipped, *planned.skipped, *ready.skipped]
-    places = {app.name: place for place, app in enumerate(loaded.applications)}
+    with tempfile.TemporaryDirectory(prefix="chartshare-check-") as scratch:  # dependencies built here
+        found = appofapps.render_tree(
+            loaded, replace(how, repositories=repositories, progress=None, scratch=Path(scratch))
+        )
+    notices = list(dict.fromkeys(n for result in found.rendered for n in result.notices))
+    if found.errors:
+        return Base(errors=[relative(error, tree, revision) for error in found.errors], notices=notices)
+    skipped = [*found.skipped, *found.unfetched, *found.failed]  # a failed render there: unsure, as skipped
+    places = {app.name: place for place, app in enumerate(found.applications)}
     unrendered = frozenset(skip.app for skip in skipped)
-    return Base(analysis.claims_by_app(rendered, skipped), places, tree.commit, unrendered, notices=notices)
+    return Base(analysis.claims_by_app(found.rendered, skipped), places, tree.commit, unrendered, notices=notices)
 
 
 def relative(text: str, tree: Tree, revision: str) -> str:

@@ -4,7 +4,8 @@ A Helm-repository source names its chart in the Application (`repoURL`, `chart`,
 chartshare source in its chartshare.yaml. Each is fetched as `chartshare init` fetches it (the
 credentials of CHARTSHARE_REPOSITORIES, the digest, the checks of the archive) into the same cache
 (`$CHARTSHARE_CACHE/charts`), never into the checkout. `--offline` only looks: a source whose chart is not
-in the cache is skipped, with the command that fills it.
+in the cache is skipped, with the command that fills it. A chart that cannot be fetched is the render
+failure of the apps that name it, never the fleet's.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import NamedTuple
 
 from cmp.check.applications import Skip
 from cmp.check.plan import Job
-from cmp.check.renders import chartshare_config
+from cmp.check.renders import RENDER_FAILED, chartshare_config
 from cmp.errors import ChartShareError
 from cmp.generate.chart import load_ownership
 from cmp.model import RemoteChart
@@ -29,17 +30,18 @@ FETCH_HINT = "check that the repository answers from here"
 
 
 class Prepared(NamedTuple):
-    """The jobs to render (published charts in place), the sources skipped, the charts that failed."""
+    """The jobs to render (published charts in place), the sources skipped, and the apps whose chart could
+    not be fetched (each app's render failure: the rest of the fleet is still checked)."""
 
     jobs: list[Job]
     skipped: list[Skip]
-    errors: list[str]
+    failed: list[Skip]
 
 
 def prepare(jobs: Sequence[Job], *, cache_root: Path, env: Mapping[str, str], offline: bool) -> Prepared:
     """Every job with the chart cache set, and each published chart present (fetched unless `offline`)."""
     store = chart_store(cache_root)
-    folders: dict[RemoteChart, Path | None] = {}  # None: its fetch failed (reported once)
+    folders: dict[RemoteChart, Path | str | None] = {}  # None: not in the cache (offline); str: why the fetch failed
     prepared = Prepared([], [], [])
     for job in jobs:
         job = replace(job, cache_root=cache_root)
@@ -50,11 +52,13 @@ def prepare(jobs: Sequence[Job], *, cache_root: Path, env: Mapping[str, str], of
         if chart not in folders:
             folders[chart] = store.lookup(chart)
             if folders[chart] is None and not offline:
-                folders[chart] = _fetched(chart, job, cache_root, env, prepared.errors)
+                folders[chart] = _fetched(chart, job, cache_root, env)
         folder = folders[chart]
-        if folder is not None:
+        if isinstance(folder, Path):
             prepared.jobs.append(replace(job, remote=chart, app_dir=folder if job.renderer == "helm" else job.app_dir))
-        elif offline:
+        elif isinstance(folder, str):
+            prepared.failed.append(Skip(job.app.name, f"{RENDER_FAILED}: spec.{job.source.label}: {folder}"))
+        else:
             missing = f"chart {chart.label} is not in the chart cache (--offline)"
             prepared.skipped.append(Skip(job.app.name, f"{job.source.label}: {missing}; {_filled_by(job)}"))
     return prepared
@@ -72,13 +76,13 @@ def _named_by_config(job: Job) -> RemoteChart | None:
     return ownership.chart if ownership is not None and isinstance(ownership.chart, RemoteChart) else None
 
 
-def _fetched(chart: RemoteChart, job: Job, cache_root: Path, env: Mapping[str, str], errors: list[str]) -> Path | None:
+def _fetched(chart: RemoteChart, job: Job, cache_root: Path, env: Mapping[str, str]) -> Path | str:
+    """The chart's folder in the store, or why it could not be fetched."""
     deadline = Deadline(FETCH_SECONDS, FETCH_HINT, "for a chart check fetches")
     try:
         return fetch(chart, Fetcher(chart_store(cache_root), job.helm, deadline, env)).folder
     except ChartShareError as error:
-        errors.append(f"{job.app.origin}: spec.{job.source.label}: {error}")
-        return None
+        return str(error)
 
 
 def _filled_by(job: Job) -> str:

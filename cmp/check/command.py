@@ -1,15 +1,17 @@
-"""The `check` command from end to end: Application files -> plan -> published charts -> renders ->
-analysis -> report text.
+"""The `check` command from end to end: Application files -> plan -> published charts -> dependencies ->
+renders -> the apps those render (appofapps.py) -> analysis -> report text.
 
 The CLI parses the options and, with what this returns, prints and chooses the exit status; nothing here
-prints or exits. Bad input (manifests, paths, renders that fail) comes back as error lines before any
-report is written, so a report is only ever printed for a fleet that rendered whole. A shard reads and
-validates the whole fleet, renders its own apps and writes their claims document instead of a report;
-the merge turns the shards' documents into the report a single run prints.
+prints or exits. Bad input (manifests, paths, Application fields) comes back as error lines before any
+report is written; an app whose render fails is that app's problem: it is skipped (`render failed: ...`),
+the others analysed, and the run exits 1. A shard reads and validates the whole fleet, renders its own apps
+(and every app that may create others) and writes their claims document instead of a report; the merge
+turns the shards' documents into the report a single run prints.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,7 +19,7 @@ from typing import Any
 
 from cmp import __version__
 from cmp.cache.store import Store
-from cmp.check import analysis, applications, charts, document, inventory, live, renders
+from cmp.check import analysis, applications, appofapps, document, inventory, live, renders
 from cmp.check import base as base_fleet
 from cmp.check import report as reporting
 from cmp.check.analysis import Report
@@ -44,6 +46,8 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for stderr, once each
     notices: list[str] = field(default_factory=list)  # why the render cache could not be used, once each
+    failed: int = 0  # apps whose render failed (skipped with `render failed: ...`): exit 1
+    skipped: int = 0  # apps with a skipped source: exit 1 with --strict
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,58 +117,76 @@ def check_fleet(
     live_objects = applications.load_live(live, loaded.errors) if live is not None else None
     if not (loaded.applications or loaded.skipped or loaded.errors):
         loaded.errors.append(f"no Application or ApplicationSet in {', '.join(map(str, paths))}")
-    planned = plan(loaded.applications, repositories, raw=raw, helm=helm, timeout=timeout)
-    if loaded.errors or planned.errors:
+    if loaded.errors:
+        planned = plan(loaded.applications, repositories, raw=raw, helm=helm, timeout=timeout)
         return Outcome(errors=loaded.errors + planned.errors)
-    jobs = planned.jobs if shard is None else [job for job in planned.jobs if shard.holds(job.app.name)]
-    ready = charts.prepare(jobs, cache_root=cache_root(environ), env=environ, offline=offline)  # a shard's own
-    if ready.errors:
-        return Outcome(errors=ready.errors)
     quiet = output_format != "text" or shard is not None
-    wanted = progress is not None and reporting.progress_wanted(True, quiet, environ, len(ready.jobs))
+    wanted = progress is not None and reporting.progress_wanted(True, quiet, environ, len(loaded.applications))
     store = Store.from_env(environ) if cache else None
-    workers = workers or renders.default_workers()
-    rendered = renders.render_all(ready.jobs, workers, progress if wanted else None, store)
-    notices = list(dict.fromkeys([*(store.notices if store else ()), *(n for r in rendered for n in r.notices)]))
-    failed = [result.error for result in rendered if result.error]
-    if failed:
-        return Outcome(errors=failed, notices=notices)
-    skipped = [*loaded.skipped, *planned.skipped, *ready.skipped]
+    with tempfile.TemporaryDirectory(prefix="chartshare-check-") as scratch:  # dependencies built here
+        settings = appofapps.Settings(
+            repositories=repositories,
+            control_plane_namespace=control_plane_namespace,
+            clusters=clusters,
+            raw=raw,
+            helm=helm,
+            timeout=timeout,
+            cache_root=cache_root(environ),
+            env=environ,
+            offline=offline,
+            shard=shard,
+            workers=workers or renders.default_workers(),
+            progress=progress if wanted else None,
+            store=store,
+            scratch=Path(scratch),
+        )
+        tree = appofapps.render_tree(loaded, settings)
+    notices = list(dict.fromkeys([*(store.notices if store else ()), *(n for r in tree.rendered for n in r.notices)]))
+    if tree.errors:
+        return Outcome(errors=tree.errors, notices=notices)
+    skipped = [*tree.skipped, *tree.unfetched, *tree.failed]
     found = None
     if base is not None:
-        settings = base_fleet.Settings(
-            root, installation.mappings(), control_plane_namespace, clusters, raw, helm, timeout, workers,
-            environ, cache_root(environ), offline, store, shard,
-        )  # fmt: skip
-        found = base_fleet.at(base, paths, settings)
+        found = base_fleet.at(base, paths, base_fleet.Settings(root, installation.mappings(), settings))
         notices = list(dict.fromkeys([*notices, *found.notices]))
         if found.errors:
             return Outcome(errors=found.errors, notices=notices)
     if shard is not None:
+        whole = Fleet(tree.applications, tree.skipped, notes=loaded.notes)
+        own = [*tree.unfetched, *tree.failed]
+        planned = Plan(tree.jobs, [], [])
         document_text = claims_document(
             shard,
-            loaded,
+            whole,
             planned,
-            rendered,
+            tree.rendered,
             live_objects,
             raw=raw,
             tracking=tracking,
-            unfetched=ready.skipped,
+            unfetched=own,
             base=found,
         )
         return Outcome(document_text, notes=sorted(loaded.notes), notices=notices)
-    report = analysis.analyse(rendered, skipped, live_objects, tracking)
+    report = analysis.analyse(tree.rendered, skipped, live_objects, tracking)
     if found is not None:
-        apps = analysis.claims_by_app(rendered, skipped)
+        apps = analysis.claims_by_app(tree.rendered, skipped)
         unsure = found.skipped | {skip.app for skip in skipped}
         report = replace(report, lifecycle=tuple(lifecycle(found.apps, apps, live_objects, tracking, unsure)))
     text = formatted(report, output_format, raw)
-    return Outcome(text, failures(report), notes=sorted(loaded.notes), notices=notices)
+    failed, skipped_apps = counts(report)
+    notes = sorted(loaded.notes)
+    return Outcome(text, failures(report), notes=notes, notices=notices, failed=failed, skipped=skipped_apps)
 
 
 def failures(report: Report) -> int:
-    """What makes check exit 1: each conflict, and each lifecycle entry that is not safe."""
+    """What makes check exit 1 as a conflict does: each conflict, and each lifecycle entry that is not safe."""
     return len(report.conflicts) + sum(1 for entry in report.lifecycle or () if not entry.safe)
+
+
+def counts(report: Report) -> tuple[int, int]:
+    """What the exit status reads besides conflicts: apps whose render failed, and apps skipped (--strict)."""
+    failed = {skip.app for skip in report.skipped if skip.reason.startswith(renders.RENDER_FAILED)}
+    return len(failed), len({skip.app for skip in report.skipped})
 
 
 def merge_claims(paths: Sequence[Path], *, output_format: str = "text") -> Outcome:
@@ -173,7 +195,8 @@ def merge_claims(paths: Sequence[Path], *, output_format: str = "text") -> Outco
     if merged.report is None:
         return Outcome(errors=merged.errors)
     text = formatted(merged.report, output_format, merged.raw)
-    return Outcome(text, failures(merged.report), notes=list(merged.notes))
+    failed, skipped = counts(merged.report)
+    return Outcome(text, failures(merged.report), notes=list(merged.notes), failed=failed, skipped=skipped)
 
 
 def formatted(report: Report, output_format: str, raw: bool) -> str:

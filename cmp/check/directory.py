@@ -6,7 +6,7 @@ relative to the source folder, `exclude` first; a link must stay inside the repo
 nothing is passed over); a file holding `+argocd:skip-file-rendering` is left out; a JSON file holds one
 object; a YAML file that does not parse is an error only when it looks like a manifest (it names
 `apiVersion:`, `kind:` and `metadata:`), else it is someone's unrelated YAML and ignored, as Argo CD
-ignores it. Jsonnet is not evaluated: a source that would need it is skipped, naming the field or file.
+ignores it. A `.jsonnet` file is evaluated as Argo CD evaluates it (cmp/check/jsonnet.py).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import yaml
 
 from cmp import goyaml
 from cmp.check import globs
+from cmp.check.jsonnet import Evaluator
 from cmp.errors import ManifestError, ParameterError, PathError
 from cmp.manifests import Resource
 
@@ -29,14 +30,6 @@ FIELDS = ("recurse", "include", "exclude", "jsonnet", "disableExtensionFilter")
 SKIP_MARKER = b"+argocd:skip-file-rendering"
 LOOKS_LIKE_A_MANIFEST = (b"apiVersion:", b"kind:", b"metadata:")
 MAX_BYTES = 64 << 20  # together, as the repo-server bounds a directory source's files
-
-
-def unevaluated(fields: Mapping[str, Any]) -> str | None:
-    """Why check cannot render a source with these `source.directory` fields, or None."""
-    jsonnet = fields.get("jsonnet")
-    if isinstance(jsonnet, Mapping) and any(jsonnet.get(key) for key in ("extVars", "tlas", "libs")):
-        return "directory.jsonnet (jsonnet) is not evaluated by check"
-    return None
 
 
 def manifest_files(app_dir: Path, root: Path, fields: Mapping[str, Any], where: str) -> list[Path]:
@@ -84,12 +77,9 @@ def _walk(folder: Path, recurse: bool) -> Iterator[Path]:
             yield path
 
 
-def jsonnet_file(files: list[Path]) -> Path | None:
-    return next((path for path in files if path.name.endswith(".jsonnet")), None)
-
-
-def resources(files: list[Path], app_dir: Path) -> list[Resource]:
-    """Every object the files hold, `List`s flattened, as Argo CD would apply them."""
+def resources(files: list[Path], app_dir: Path, jsonnet: Evaluator | None = None) -> list[Resource]:
+    """Every object the files hold, `List`s flattened, as Argo CD would apply them; `.jsonnet` files
+    evaluated by `jsonnet` (a source without jsonnet files needs none)."""
     found: list[Resource] = []
     total = 0
     for path in files:
@@ -100,7 +90,13 @@ def resources(files: list[Path], app_dir: Path) -> list[Resource]:
         if SKIP_MARKER in raw:
             continue
         name = path.relative_to(app_dir).as_posix()
-        for obj in _objects(raw, name):
+        if name.endswith(".jsonnet"):
+            if jsonnet is None:
+                raise ManifestError(f"{name}: a jsonnet file, and no jsonnet settings to evaluate it with")
+            objects = jsonnet.objects(path, name)
+        else:
+            objects = _objects(raw, name)
+        for obj in objects:
             for item in obj["items"] if isinstance(obj.get("items"), list) else [obj]:
                 if not isinstance(item, dict) or not item.get("kind") or not item.get("apiVersion"):
                     raise ManifestError(f"{name}: an item of a List is not a complete Kubernetes object")

@@ -181,6 +181,7 @@ def _app_entry(position: int, result: AppClaims) -> dict[str, Any]:
         "emitted": claims_entry(list(result.emitted.values()), stripped=False),
         "stripped": claims_entry(list(result.stripped.values()), stripped=True),
         "unstable": unstable_entry(result.unstable),
+        "parent": app.parent,
     }
 
 
@@ -289,6 +290,7 @@ def _app(entry: Any, where: str) -> tuple[int, AppClaims]:
         namespace=_str(entry, "namespace", where),
         sources=(),  # the analysis reads an app's identity; its sources stayed with the shard that rendered them
         lifetime=_lifetime(entry, where),
+        parent=_parent(entry, where),
     )
     result = AppClaims(app, renderers=[str(r) for r in _list(entry, "renderers", where)])
     result.complete = _bool(entry, "complete", where)
@@ -331,6 +333,13 @@ def _unstable(entry: Any, where: str) -> list[Unstable]:
         here = f"{where}.unstable[{n}]" if where else f"unstable[{n}]"
         found.append((_id(unstable, here), tuple(str(field) for field in _list(unstable, "fields", here))))
     return found
+
+
+def _parent(entry: Any, where: str) -> str | None:
+    parent = entry.get("parent") if isinstance(entry, dict) else None
+    if parent is not None and not isinstance(parent, str):
+        raise NotClaims(f"{_at(where, 'parent')} must be an app name or null")
+    return parent
 
 
 def _skip(entry: Any, where: str) -> Skip:

@@ -6,14 +6,16 @@ places; an ApplicationSet whose generators check cannot evaluate is listed as sk
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from cmp.check.applications import (
     ARGO_GROUP,
     Application,
     Fleet,
     Malformed,
+    Skip,
     application,
     documents,
     items,
@@ -47,24 +49,37 @@ def load(
                     continue
                 label = f"{obj['kind']} {name_of(obj)}"
                 try:
-                    if obj["kind"] == "Application":
-                        found = [application(obj, f"{where}: {label}", control_plane_namespace)]
-                    else:
-                        spec = obj["spec"] if isinstance(obj.get("spec"), dict) else {}
-                        context = Context(
-                            go_template=spec.get("goTemplate") is True,
-                            options=tuple(str(option) for option in spec.get("goTemplateOptions") or ()),
-                            repositories=repositories,
-                            clusters=None if clusters is None else tuple(clusters),
-                            notes=fleet.notes,
-                        )
-                        found, skipped = expand(obj, where, context, control_plane_namespace)
-                        fleet.skipped += skipped
+                    found, skipped = argo_object(obj, where, control_plane_namespace, repositories, clusters, fleet)
                 except Malformed as problem:
                     fleet.errors.append(f"{where}: {label}: {problem}")
                     continue
+                fleet.skipped += skipped
                 _add(fleet, found, seen)
     return fleet
+
+
+def argo_object(
+    obj: Mapping[str, Any],
+    where: str,
+    control_plane_namespace: str,
+    repositories: Repositories,
+    clusters: Sequence[ClusterSecret] | None,
+    fleet: Fleet,
+) -> tuple[list[Application], list[Skip]]:
+    """The Applications one Application or ApplicationSet object stands for, and what its generators could
+    not evaluate; raises Malformed."""
+    label = f"{obj['kind']} {name_of(obj)}"
+    if obj["kind"] == "Application":
+        return [application(obj, f"{where}: {label}", control_plane_namespace)], []
+    spec = obj["spec"] if isinstance(obj.get("spec"), dict) else {}
+    context = Context(
+        go_template=spec.get("goTemplate") is True,
+        options=tuple(str(option) for option in spec.get("goTemplateOptions") or ()),
+        repositories=repositories,
+        clusters=None if clusters is None else tuple(clusters),
+        notes=fleet.notes,
+    )
+    return expand(obj, where, context, control_plane_namespace)
 
 
 def _add(fleet: Fleet, found: list[Application], seen: dict[str, str]) -> None:

@@ -42,6 +42,7 @@ class Job:
     timeout: float
     remote: RemoteChart | None = None  # the published chart it renders (cmp/check/charts.py sets app_dir to it)
     cache_root: Path | None = None  # $CHARTSHARE_CACHE, once cmp/check/charts.py has made remote charts present
+    built: Path | None = None  # the chart's scratch copy with its dependencies (cmp/check/dependencies.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +119,8 @@ def choose_renderer(source: Source, root: Path) -> tuple[str, Path] | RemoteChar
             why = f"{remote[0]} is a remote base, which check cannot read offline"
         return why or ("kustomize", app_dir)
     if explicit == "directory":
-        why = directory.unevaluated(source.directory)
-        files = directory.manifest_files(app_dir, root, source.directory, f"spec.{source.label}.directory")
-        jsonnet = directory.jsonnet_file(files)
-        if why is None and jsonnet is not None:
-            why = f"directory: {jsonnet.relative_to(app_dir)} is jsonnet, which check does not evaluate"
-        return why or ("directory", app_dir)
+        directory.manifest_files(app_dir, root, source.directory, f"spec.{source.label}.directory")
+        return "directory", app_dir
     name = str(source.plugin.get("name") or "")
     if name and name != PLUGIN_NAME:
         if name == "chartshare":

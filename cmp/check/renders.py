@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,13 +20,13 @@ from typing import Any
 
 from cmp import manifests
 from cmp.cache.store import Store
-from cmp.check import cached, directory, kustomize, sources
+from cmp.check import cached, directory, jsonnet, kustomize, sources
 from cmp.check.claims import Claim, Unstable
 from cmp.check.plan import Job
-from cmp.errors import ChartShareError
+from cmp.errors import ChartShareError, ParameterError
 from cmp.generate.cached import settings as generate_settings
 from cmp.generate.chart import chart_dir, load_ownership
-from cmp.generate.render import render
+from cmp.generate.render import render_loaded
 from cmp.helm import template
 from cmp.helm.nondeterminism import uses_nondeterministic_functions
 from cmp.inputs.config import Config
@@ -39,14 +39,15 @@ from cmp.ownership.outcome import Applied
 from cmp.ownership.rules import Ownership
 from cmp.ownership.scope import ScopeTable, crd_scopes
 
-# helm's words for a chart whose dependencies were never built. Argo CD's init step builds them in a scratch
-# copy of the repository; check reads the checkout as it is and never writes into it.
+# helm's words for a chart whose dependencies are missing although check completed what Chart.yaml
+# declares (cmp/check/dependencies.py): the declaration and what charts/ holds disagree.
 MISSING_DEPENDENCIES = "missing in charts/ directory"
 MISSING_DEPENDENCIES_HINT = (
-    "; check builds no dependencies (it never writes into the checkout): run `chartshare init` or "
-    "`helm dependency build` in the chart folder first"
+    "; the chart's charts/ folder does not hold what Chart.yaml declares: run `helm dependency update` "
+    "in the chart folder and commit Chart.yaml, Chart.lock and charts/ together"
 )
 MAX_DIFFERING_FIELDS = 5
+RENDER_FAILED = "render failed"  # how the skipped entry of an app whose render (or its chart) failed begins
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,7 @@ class Rendered:
     unstable: tuple[Unstable, ...] = ()
     error: str | None = None
     notices: tuple[str, ...] = ()
+    malformed: bool = False  # the error is the Application's own field (bad fleet input), not its chart's
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +121,7 @@ def default_workers() -> int:
 def reused(job: Job, store: Store | None) -> Rendered | None:
     """The job's render as the render cache keeps it, or None (a miss, or inputs that fail: the render
     then says what is wrong)."""
-    if store is None or not store.on or job.renderer not in cached.RENDERERS:
+    if store is None or not store.on or job.renderer not in cached.RENDERERS or job.built is not None:
         return None
     try:
         inputs = inputs_of(job)
@@ -138,7 +140,7 @@ def render_job(job: Job, store: Store | None = None) -> Rendered:
     try:
         inputs = inputs_of(job)
         found = None
-        if store is not None and store.on and job.renderer in cached.RENDERERS:
+        if store is not None and store.on and job.renderer in cached.RENDERERS and job.built is None:
             found = cached.key(job, inputs.chart, inputs.settings)
         emitted, stripped = _render_once(job, inputs)
         unstable: tuple[Unstable, ...] = ()
@@ -157,7 +159,8 @@ def render_job(job: Job, store: Store | None = None) -> Rendered:
         return Rendered(job, tuple(emitted), tuple(stripped), unstable, notices=tuple(store.notices))
     except ChartShareError as error:
         hint = MISSING_DEPENDENCIES_HINT if MISSING_DEPENDENCIES in str(error) else ""
-        return Rendered(job, error=f"{job.app.origin}: spec.{job.source.label}: {error}{hint}")
+        malformed = isinstance(error, ParameterError)  # helm:, kustomize:, directory:, plugin: as written
+        return Rendered(job, error=f"{job.app.origin}: spec.{job.source.label}: {error}{hint}", malformed=malformed)
 
 
 def inputs_of(job: Job) -> Inputs:
@@ -167,7 +170,7 @@ def inputs_of(job: Job) -> Inputs:
     if job.renderer == "chartshare":
         config = chartshare_config(job)
         ownership = load_ownership(config)
-        chart = chart_dir(config, ownership)
+        chart = job.built or chart_dir(config, ownership)  # a scratch copy when check built its dependencies
         return Inputs(chart, generate_settings(config), config.template.values_files, config, ownership)
     if job.renderer in ("kustomize", "directory"):  # read from the folder, never kept in the render cache
         return Inputs(job.app_dir, {}, ())
@@ -176,8 +179,10 @@ def inputs_of(job: Job) -> Inputs:
     # Argo CD resolves a published chart's value files in the chart's own folder, `$ref/` ones in Git
     values_root = job.app_dir if job.remote is not None else job.repo_root
     invocation = sources.helm_invocation(job.app, job.source, job.app_dir, values_root, job.repo_root)
+    if job.built is not None:  # the value files stay the checkout's; helm renders the completed copy
+        invocation = invocation._replace(chart_dir=job.built)
     settings: dict[str, object] = invocation.template._asdict()
-    return Inputs(job.app_dir, settings, invocation.template.values_files, invocation=invocation)
+    return Inputs(invocation.chart_dir, settings, invocation.template.values_files, invocation=invocation)
 
 
 def _render_once(job: Job, inputs: Inputs) -> tuple[list[Claim], list[Claim]]:
@@ -189,14 +194,19 @@ def _render_once(job: Job, inputs: Inputs) -> tuple[list[Claim], list[Claim]]:
         call = template.HelmInvocation(inputs.chart, config.template)
         emitted = manifests.parse(template.render(config.helm, call, config.timeout))
     elif config is not None:
-        outcome = render(config)
+        outcome = render_loaded(config, ownership, inputs.chart)
         emitted, stripped = outcome.resources, outcome.stripped
     elif job.renderer == "kustomize":
         emitted = manifests.parse(kustomize.render(job.app, job.source, job.app_dir, job.repo_root, job.timeout))
     elif job.renderer == "directory":
         where = f"spec.{job.source.label}.directory"
         files = directory.manifest_files(job.app_dir, job.repo_root, job.source.directory, where)
-        emitted = directory.resources(files, job.app_dir)
+        fields = job.source.directory.get("jsonnet") or {}
+        if not isinstance(fields, Mapping):
+            raise ParameterError(f"{where}.jsonnet must be a mapping")
+        env = sources.build_env(job.app, job.source)
+        evaluator = jsonnet.Evaluator(job.app_dir, job.repo_root, fields, env, f"{where}.jsonnet", job.timeout)
+        emitted = directory.resources(files, job.app_dir, evaluator)
     else:
         assert inputs.invocation is not None
         emitted = manifests.parse(template.render(job.helm, inputs.invocation, job.timeout))

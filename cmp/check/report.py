@@ -43,6 +43,7 @@ def to_json(report: Report) -> str:
                 "namespace": a.namespace,
                 "renderer": a.renderer,
                 "resources": a.resources,
+                **({"parent": a.parent} if a.parent is not None else {}),
             }
             for a in report.applications
         ],
@@ -224,8 +225,14 @@ def _warning_lines(warnings: Sequence[Finding]) -> list[str]:
 
 
 def _application_rows(applications: Iterable[AppRow]) -> list[tuple[str, ...]]:
-    rows: list[tuple[str, ...]] = [("NAME", "CLUSTER", "NAMESPACE", "RENDERER", "RESOURCES")]
-    rows += [(a.name, a.cluster, a.namespace or "-", a.renderer, str(a.resources)) for a in applications]
+    """The table of apps; a PARENT column (the app that renders it) once any app was rendered by another."""
+    listed = list(applications)
+    parents = any(a.parent is not None for a in listed)
+    rows: list[tuple[str, ...]] = [("NAME", "CLUSTER", "NAMESPACE", "RENDERER", "RESOURCES", *(("PARENT",) * parents))]
+    for a in listed:
+        rows.append(
+            (a.name, a.cluster, a.namespace or "-", a.renderer, str(a.resources), *((a.parent or "-",) * parents))
+        )
     return rows
 
 

@@ -252,6 +252,9 @@ def check(
             help="Also render the fleet at this Git revision: what the change does (LIFECYCLE).",
         ),
     ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 when any app is skipped (a source check cannot render).")
+    ] = False,
 ) -> int:
     """Render every Application from Git and report objects two of them would both claim (exit 1), in CI.
 
@@ -279,7 +282,7 @@ def check(
         given = [flag for flag, value in shard_side.items() if value]
         if given:
             raise UsageError(f"--merge takes {given[0]} from the shards' claims documents: leave it out here")
-        return _checked(merge_claims(paths, output_format=chosen))
+        return _checked(merge_claims(paths, output_format=chosen), strict)
     part = shards.parse(shard) if shard is not None else None
     if part is not None and output_format is not None:
         raise UsageError("--format is the report's: a shard prints its claims document; give --format to --merge")
@@ -311,12 +314,12 @@ def check(
         cache=not no_cache,
         base=base,
     )
-    return _checked(outcome)
+    return _checked(outcome, strict)
 
 
-def _checked(outcome: CheckOutcome) -> int:
+def _checked(outcome: CheckOutcome, strict: bool = False) -> int:
     """check's ending: the cache notices, then bad input (every problem, nothing on stdout, exit 2), or the
-    notes and the report (exit 1 with a conflict)."""
+    notes and the report (exit 1 with a conflict or a failed render, or with --strict a skipped app)."""
     for notice in outcome.notices:
         exits.say(notice)
     if outcome.errors:
@@ -324,7 +327,7 @@ def _checked(outcome: CheckOutcome) -> int:
     for note in outcome.notes:
         exits.say(f"note: {note}")
     sys.stdout.write(outcome.text)
-    return 1 if outcome.conflicts else 0
+    return 1 if outcome.conflicts or outcome.failed or (strict and outcome.skipped) else 0
 
 
 def run_typer(argv: list[str]) -> int:

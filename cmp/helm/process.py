@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import time
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 
 _STDERR_LIMIT = 2000  # Argo CD shows stderr in its UI; a whole helm trace would bury the cause
 HELM2_SIGN = "unknown flag: --include-crds"  # how helm 2 answers every argv helm_args builds
+# helm's own log lines (helm 4's slog records, helm 3's Go log lines such as `walk.go:74: found symbolic
+# link...`): what it reports along the way, never why it failed; an error shows them after its `Error:`.
+_LOG_LINE = re.compile(r"^(?:time=\S+ )?level=(?:DEBUG|INFO|WARN|WARNING)\b|^[A-Za-z0-9_]+\.go:[0-9]+: ")
 
 
 def run_helm(
@@ -110,7 +114,7 @@ class RunningHelm:
             )
         if process.returncode != 0:
             cause = f"exit status {process.returncode}" if process.returncode > 0 else f"signal {-process.returncode}"
-            detail = " ".join(stderr.split())[:_STDERR_LIMIT] or "no message"
+            detail = failure_detail(stderr)[:_STDERR_LIMIT] or "no message"
             raise HelmError(f"{what} failed ({cause}): {detail}")
         try:
             return out.decode("utf-8")
@@ -133,6 +137,20 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
     for stream in (process.stdin, process.stdout, process.stderr):
         if stream is not None:
             stream.close()
+
+
+def failure_detail(stderr: str) -> str:
+    """helm's stderr on one line, its `Error:` message first: helm's log lines (which helm 4 prints before
+    the error, e.g. `level=INFO msg="Warning: Dependencies are handled in Chart.yaml..."`) go last, after
+    `helm also logged:`, so the first words of the error are the ones that matter."""
+    lines = [" ".join(line.split()) for line in stderr.splitlines()]
+    logged = [line for line in lines if line and _LOG_LINE.match(line)]
+    said = [line for line in lines if line and not _LOG_LINE.match(line)]
+    said.sort(key=lambda line: not line.startswith("Error:"))  # stable: helm's order otherwise
+    detail = " ".join(said)
+    if logged:
+        detail = f"{detail}; helm also logged: {' '.join(logged)}" if detail else " ".join(logged)
+    return detail
 
 
 def _decode(data: bytes) -> str:

@@ -69,16 +69,20 @@ class Dependency:
 
 
 def read(chart: Path) -> list[Dependency]:
-    """The chart's declared dependencies; Chart.lock (or requirements.lock) supplies exact versions."""
+    """The chart's declared dependencies; Chart.lock (or requirements.lock) supplies exact versions.
+
+    helm reads a requirements.yaml over Chart.yaml whatever the apiVersion (an apiVersion v2 chart gets a
+    logged warning, and its dependencies all the same), and so does this."""
     meta = _yaml_file(chart / "Chart.yaml")
-    if meta.get("apiVersion") == "v1":
-        declared = _yaml_file(chart / "requirements.yaml", optional=True).get("dependencies")
-        lock = _yaml_file(chart / "requirements.lock", optional=True)
+    requirements = _yaml_file(chart / "requirements.yaml", optional=True)
+    if meta.get("apiVersion") == "v1" or "dependencies" in requirements:
+        declared = requirements.get("dependencies")
         where = "requirements.yaml"
     else:
         declared = meta.get("dependencies")
-        lock = _yaml_file(chart / "Chart.lock", optional=True)
         where = "Chart.yaml"
+    lock = _yaml_file(chart / "Chart.lock", optional=True) if meta.get("apiVersion") != "v1" else {}
+    lock = lock or _yaml_file(chart / "requirements.lock", optional=True)
     if declared is None:
         return []
     if not isinstance(declared, list):

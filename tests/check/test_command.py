@@ -100,8 +100,10 @@ def test_a_helm_source_whose_chart_links_out_of_the_repository_is_refused(tmp_pa
     (chart / "templates" / "leak.yaml").symlink_to(tmp_path / "outside.yaml")
     apps = _helm_app(tmp_path / "repo", "chart")
     result = run_cli(["check", str(apps), "--repo-root", str(tmp_path / "repo"), "--helm", helm])
-    assert result.exit_code == 2 and result.stdout == ""
-    assert "chart: symlink chart/templates/leak.yaml resolved to outside repository root" in result.stderr
+    assert result.exit_code == 1 and "stolen" not in result.stdout  # the app's render failed; nothing rendered
+    assert (
+        "a: render failed: spec.source: chart: symlink chart/templates/leak.yaml resolved to outside" in result.stdout
+    )
 
 
 def test_a_source_path_that_is_a_symlink_loop_is_bad_input(tmp_path: Path) -> None:

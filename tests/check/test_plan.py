@@ -44,7 +44,6 @@ def test_a_rendered_source_gets_the_renderer_argo_cd_would_pick(source: Source, 
     ("source", "reason"),
     [
         (_source(path="apps/kustomized", kustomize={"version": "v5.0.0"}), "source: kustomize.version (picks a"),
-        (_source(types=("directory",), directory={"jsonnet": {"tlas": [{"name": "a"}]}}), "source: directory.jsonnet"),
         (_source(path="nowhere"), "source: path nowhere is not a folder of the local repository"),
         (_source(path=None, chart="redis"), "source: chart redis: targetRevision 'main' is not one exact version"),
         (

@@ -82,3 +82,19 @@ def test_sigterm_takes_helms_process_group_down_with_chartshare(tmp_path: Path) 
     assert out == ""
     assert err == "chartshare: error: stopped by SIGTERM; helm and everything it started were killed\n"
     assert process_gone(int((tmp_path / "helm").read_text())) and process_gone(int((tmp_path / "child").read_text()))
+
+
+def test_helm_log_lines_stay_out_of_the_first_words_of_an_error(tmp_path: Path, helm: str) -> None:
+    """helm 4 logs `level=INFO msg=...`, helm 3 `load.go:120: ...`, before the error of a chart whose
+    requirements.yaml names a dependency that was never built: the error starts with helm's `Error:`."""
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (tmp_path / "requirements.yaml").write_text(
+        "dependencies:\n- {name: redis, version: 1.0.0, repository: https://charts.example.com}\n"
+    )
+    with pytest.raises(HelmError) as raised:
+        run_helm([helm, "template", "."], cwd=tmp_path, timeout=30, what="helm template")
+    message = str(raised.value)
+    assert message.lower().startswith("helm template failed (exit status 1): error: an error occurred while checking")
+    assert message.rstrip('"').endswith("We recommend migrating dependencies to Chart.yaml.")
+    assert "; helm also logged: " in message and "\n" not in message

@@ -1,0 +1,3 @@
+{
+  labels(app):: { 'app.kubernetes.io/instance': app },
+}
