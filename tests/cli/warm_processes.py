@@ -32,15 +32,15 @@ def generate(helm: str, *extra: str) -> list[str]:
 
 
 def servers(runtime: Path) -> list[int]:
-    """The warm processes serving from `runtime` (zombies included)."""
-    found = []
+    """The warm processes serving from `runtime` (not their children, forked with the same command line)."""
+    found: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         try:
             if entry.name.isdigit() and f"warm_server\0{runtime}" in (entry / "cmdline").read_text():
-                found.append(int(entry.name))
-        except OSError:
+                found[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
-    return found
+    return [pid for pid, parent in found.items() if parent not in found]
 
 
 def wait_for_socket(runtime: Path, within: float = 20) -> Path:
