@@ -29,15 +29,15 @@ def _disk_use(folder: Path) -> int:
 
 
 def test_many_small_entries_count_by_the_blocks_they_take(tmp_path: Path) -> None:
-    """3,000 entries of 100 bytes are 0.3 MB of bytes but, at a block each, 12 MB of disk: a 2 MiB cap keeps
+    """1,200 entries of 100 bytes are 0.1 MB of bytes but, at a block each, 5 MB of disk: a 1 MiB cap keeps
     what fits on disk."""
-    store = _renders(tmp_path, 2)
-    for number in range(3000):
+    store = _renders(tmp_path, 1)
+    for number in range(1200):
         store.put(_key(number), Entry(b"x" * 100, ()))
     used = _disk_use(tmp_path / "cache")
-    assert used <= 2 << 20
-    assert len(os.listdir(store.folder)) < 3000
-    assert store.get(_key(2999)) is not None  # the newest stay
+    assert used <= 1 << 20
+    assert len(os.listdir(store.folder)) < 300
+    assert store.get(_key(1199)) is not None  # the newest stay
     assert store.notices == []
 
 
