@@ -20,11 +20,19 @@ RUN python -m pip wheel --no-cache-dir --wheel-dir dist .
 RUN python -m venv --without-pip ${VENV} \
  && python -m pip --python ${VENV}/bin/python install --no-cache-dir --no-index --find-links dist chartshare
 
-# Final stage: Python, the virtualenv, helm and plugin.yaml; no compiler, no pip.
+# The init that reaps: argocd-cmp-server is the sidecar's PID 1 and reaps no orphan (a warm chartshare
+# process that ends, or anything it left behind, would stay a zombie), so it runs under Debian's tini.
+FROM docker.io/library/python:${PYTHON_VERSION}-slim AS init
+RUN apt-get update \
+ && apt-get install --yes --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/*
+
+# Final stage: Python, the virtualenv, helm, tini and plugin.yaml; no compiler, no pip.
 FROM docker.io/library/python:${PYTHON_VERSION}-slim
 ARG VENV=/opt/chartshare
 RUN python -m pip uninstall --yes --quiet pip
 COPY --from=argocd /usr/local/bin/helm /usr/local/bin/helm
+COPY --from=init /usr/bin/tini-static /usr/bin/tini
 COPY --from=build ${VENV} ${VENV}
 COPY plugin.yaml /home/argocd/cmp-server/config/plugin.yaml
 # argocd-cmp-server runs as the argocd user (999) with its own emptyDir at /tmp: every home lives there.
@@ -37,5 +45,6 @@ ENV PATH=${VENV}/bin:${PATH} \
     CHARTSHARE_WARM=on \
     PYTHONDONTWRITEBYTECODE=1
 USER 999
-# The repo-server's init container copies argocd-cmp-server into the shared /var/run/argocd volume.
-ENTRYPOINT ["/var/run/argocd/argocd-cmp-server"]
+# The repo-server's init container copies argocd-cmp-server into the shared /var/run/argocd volume; tini
+# is PID 1 and reaps. (A pod spec's `command:` replaces this: examples/install starts tini there too.)
+ENTRYPOINT ["/usr/bin/tini", "--", "/var/run/argocd/argocd-cmp-server"]

@@ -86,7 +86,8 @@ def test_the_final_image_is_slim_python_running_argocd_cmp_server_as_999() -> No
     final = stages[-1]
     assert re.fullmatch(r"docker\.io/library/python:[0-9.]+-slim", final.base)
     assert final.values("USER") == [str(SIDECAR_UID)]
-    assert final.values("ENTRYPOINT") == ['["/var/run/argocd/argocd-cmp-server"]']
+    assert final.values("ENTRYPOINT") == ['["/usr/bin/tini", "--", "/var/run/argocd/argocd-cmp-server"]']
+    assert "--from=init /usr/bin/tini-static /usr/bin/tini" in final.values("COPY"), "PID 1 reaps orphans"
     assert f"plugin.yaml {plugin_yaml.CONFIG_PATH}" in final.values("COPY")
     env = {key: value for line in final.values("ENV") for key, value in _pairs(line).items()}
     assert env["HOME"] == "/tmp"

@@ -77,7 +77,7 @@ def test_the_sidecar_runs_argocd_cmp_server_as_999_from_the_pinned_image(
     built: dict[tuple[str, str], dict[str, Any]],
 ) -> None:
     sidecar = _sidecar(built)
-    assert sidecar["command"] == ["/var/run/argocd/argocd-cmp-server"]
+    assert sidecar["command"] == ["/usr/bin/tini", "--", "/var/run/argocd/argocd-cmp-server"]  # an init that reaps
     assert sidecar["image"] == "registry.example.com/platform/chartshare:0.1.0"
     assert sidecar["securityContext"]["runAsNonRoot"] is True
     assert sidecar["securityContext"]["runAsUser"] == SIDECAR_UID

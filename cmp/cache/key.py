@@ -15,34 +15,53 @@ The same reading tells whether the chart or its values call a function that rend
 from __future__ import annotations
 
 import os
+import re
 import stat
+import time
 from _blake2 import blake2b  # hashlib's own blake2b; hashlib loads OpenSSL first: 2 ms of a 30 ms hit
 from collections.abc import Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 import cmp
 
-_SCHEME = b"chartshare render key 1\n"  # bump with any change of the encoding below: old entries then miss
+_SCHEME = b"chartshare render key 2\n"  # bump with any change of the encoding below: old entries then miss
 _HELM_ENV = "KUBECONFIG"  # read by helm besides the HELM_* variables (a context's default namespace)
+_CHUNK = 1 << 20
+MAX_FILES = 20_000  # past any of these the chart is read no further and nothing is cached
+MAX_BYTES = 512 << 20
+MAX_KEPT = 64 << 20  # bytes kept for the nondeterminism scan; past them every file is "not read by the scan"
+WALK_SECONDS = 10.0
 
 
 class Fingerprint:
-    """A render's key, and whether its inputs call a nondeterministic function (worked out when asked)."""
+    """A render's key, and whether its inputs call a nondeterministic function (worked out when asked).
+    `usable` is False when the inputs could not all be read within the bounds (then `key` is no key, and
+    `notices` say why): such a render is neither looked up nor kept."""
 
-    __slots__ = ("_files", "_verdict", "key")
+    __slots__ = ("_files", "_unscanned", "_verdict", "key", "notices", "usable")
 
-    def __init__(self, key: str, files: list[tuple[str, bytes]]) -> None:
+    def __init__(
+        self, key: str, files: list[tuple[str, bytes]], *, unscanned: bool = False, notice: str | None = None
+    ) -> None:
         self.key = key
+        self.usable = notice is None
+        self.notices = () if notice is None else (notice,)
         self._files = files
+        self._unscanned = unscanned
         self._verdict: bool | None = None
 
     @property
     def nondeterministic(self) -> bool:
-        """Whether a template action of the chart (packed subcharts included) or a value calls one."""
+        """Whether a template action of the chart (packed subcharts included) or a value calls one; also
+        True when the scan could not read a file that may hold an action (so `auto` keeps nothing)."""
         if self._verdict is None:
-            from cmp.helm.nondeterminism import file_is_nondeterministic  # tarfile and the table: misses only
+            try:
+                from cmp.helm.nondeterminism import file_is_nondeterministic  # the table: misses only
 
-            self._verdict = any(file_is_nondeterministic(name, data) for name, data in self._files)
+                self._verdict = self._unscanned or any(file_is_nondeterministic(n, d) for n, d in self._files)
+            except Exception:  # a scan that fails says "do not cache", never fails the render
+                self._verdict = True
             self._files = []
         return self._verdict
 
@@ -55,30 +74,51 @@ def fingerprint(
     root: Path,
     helm: str,
     env: Mapping[str, str] | None = None,
+    seconds: float = WALK_SECONDS,
 ) -> Fingerprint:
     """The key of rendering `chart` with `settings` (every field that can change the output), for `purpose`
     (what the entry holds: generate's output, check's render...). Paths in `settings` are files or folders
-    under `root`; a file among them counts by its bytes, a folder by its name only (the chart is walked)."""
+    under `root`; a file among them counts by its bytes, a folder by its name only (the chart is walked).
+    Reading stops past `seconds`, MAX_FILES or MAX_BYTES: the fingerprint is then not usable. A setting with
+    no canonical form raises TypeError (a field Config gained that this encoding does not know)."""
     env = os.environ if env is None else env
-    reader = _Reader(root)
-    reader.frame(b"purpose", purpose.encode())
-    reader.frame(b"version", cmp.__version__.encode())
-    reader.frame(b"helm", _helm_identity(helm, chart, root, env))
-    reader.value({name: value for name, value in env.items() if name.startswith("HELM_") or name == _HELM_ENV})
-    reader.value(dict(settings))
-    reader.value(chart)
-    reader.tree(chart)
-    return Fingerprint(reader.digest.hexdigest(), reader.files)
+    reader = _Reader(root, time.monotonic() + seconds)
+    try:
+        reader.frame(b"purpose", purpose.encode())
+        reader.frame(b"version", cmp.__version__.encode())
+        reader.frame(b"helm", _helm_identity(helm, chart, root, env))
+        reader.value({name: value for name, value in env.items() if name.startswith("HELM_") or name == _HELM_ENV})
+        reader.value(dict(settings))
+        reader.value(chart)
+        reader.tree(chart)
+    except TypeError:
+        raise
+    except _Bounded as past:
+        return Fingerprint("", [], notice=f"notice: render cache: {past}; rendering without the cache")
+    except Exception as error:  # the key only saves time: whatever goes wrong means "do not cache"
+        reason = f"{type(error).__name__}: {error}"
+        return Fingerprint("", [], notice=f"notice: render cache: the chart could not be read ({reason}); not cached")
+    return Fingerprint(reader.digest.hexdigest(), reader.files, unscanned=reader.unscanned)
+
+
+class _Bounded(Exception):
+    """The inputs are larger or slower to read than the key may spend."""
 
 
 class _Reader:
-    """Feeds the digest a canonical, self-delimiting encoding, and keeps what it read for the scan."""
+    """Feeds the digest a canonical, self-delimiting encoding, and keeps what the scan needs of what it read
+    (only files that can hold a template action: `{{`, or a packed chart)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, until: float) -> None:
         self.root = root
+        self.until = until
         self.digest = blake2b(_SCHEME, digest_size=32)
         self.files: list[tuple[str, bytes]] = []
-        self._read: dict[str, bytes] = {}  # a values file inside the chart is read once
+        self.unscanned = False
+        self._seen: dict[tuple[int, int], str] = {}  # each real file and folder is read once
+        self._count = 0
+        self._bytes = 0
+        self._kept = 0
 
     def frame(self, tag: bytes, data: bytes) -> None:
         self.digest.update(b"%s%d:" % (tag, len(data)))
@@ -116,32 +156,76 @@ class _Reader:
             self.frame(b"d" if path.is_dir() else b"?", b"")
 
     def _file(self, name: str, path: str) -> None:
-        data = self._read.get(path)
-        if data is None:
-            try:
-                with open(path, "rb") as handle:
-                    data = handle.read()
-            except OSError as error:  # helm fails on it too, so the entry is never written
-                self.frame(b"!", os.fsencode(name) + b" %d" % (error.errno or 0))
-                return
-            self._read[path] = data
-            self.files.append((name, data))
-        self.frame(b"f", os.fsencode(name))
-        self.frame(b"b", data)
+        """A file by name and bytes, hashed as read; one already read (another link to it) by that name."""
+        try:
+            with open(path, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                node = (info.st_dev, info.st_ino)
+                first = self._seen.get(node)
+                if first is not None:
+                    self.frame(b"=", os.fsencode(f"{name}\0{first}"))
+                    return
+                self._seen[node] = name
+                self._spend(1, info.st_size)
+                self.frame(b"f", os.fsencode(name))
+                kept = self._read(name, handle)
+        except OSError as error:  # helm fails on it too, so the entry is never written
+            self.frame(b"!", os.fsencode(name) + b" %d" % (error.errno or 0))
+            return
+        if kept is not None:
+            self.files.append((name, kept))
+
+    def _read(self, name: str, handle: BinaryIO) -> bytes | None:
+        """Hash the file chunk by chunk; its bytes when the scan needs them (a packed chart, or a file with
+        `{{` in it) and they fit in MAX_KEPT, else None (and the scan is told when it needed them)."""
+        wanted = _scanned(name)
+        packed = name.endswith(".tgz")
+        chunks: list[bytes] = []
+        action, last = False, b""
+        while chunk := handle.read(_CHUNK):
+            self.frame(b"b", chunk)
+            action = action or b"{{" in last + chunk[:1] or b"{{" in chunk
+            last = chunk[-1:]
+            if not wanted:
+                continue
+            if action or packed or len(chunks) < 4:
+                chunks.append(chunk)
+            else:
+                wanted, chunks = False, []  # a large file with no action in its first MiBs: let go
+            if wanted and self._kept + sum(map(len, chunks)) > MAX_KEPT:
+                wanted, chunks = False, []
+        self.frame(b"e", b"")
+        if (action or packed) and not wanted and _scanned(name):
+            self.unscanned = True  # the scan needed bytes that were let go
+        if not wanted or not (action or packed):
+            return None
+        data = b"".join(chunks)
+        self._kept += len(data)
+        return data
+
+    def _spend(self, files: int, size: int) -> None:
+        self._count += files
+        self._bytes += size
+        if self._count > MAX_FILES:
+            raise _Bounded(f"the chart has more than {MAX_FILES} files")
+        if self._bytes > MAX_BYTES:
+            raise _Bounded(f"the chart holds more than {MAX_BYTES >> 20} MiB")
+        if time.monotonic() > self.until:
+            raise _Bounded("reading the chart took longer than its share of the deadline")
 
     def tree(self, folder: Path) -> None:
-        """Every file under `folder` by relative name and bytes, in name order, links followed; a link back
-        to a folder above it is marked, not followed (helm refuses such a chart)."""
+        """Every file under `folder` by relative name and bytes, in name order, links followed as helm
+        follows them; a real folder or file met again (a link to it: a DAG, or a loop helm refuses) counts
+        by the name it was first read under. Iterative: no depth is too deep."""
         info = folder.stat()
-        self._walk(str(folder), "", frozenset({(info.st_dev, info.st_ino)}))
-
-    def _walk(self, folder: str, prefix: str, above: frozenset[tuple[int, int]]) -> None:
-        try:
-            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-        except OSError as error:
-            self.frame(b"!", os.fsencode(prefix) + b" %d" % (error.errno or 0))
-            return
-        for entry in entries:
+        self._seen[(info.st_dev, info.st_ino)] = ""
+        stack = [(str(folder), "", iter(self._entries(str(folder), "")))]
+        while stack:
+            _, prefix, entries = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                stack.pop()
+                continue
             name = prefix + entry.name
             if entry.is_symlink():  # where it leads counts: a link out of the repository must fail again
                 self.frame(b"@", os.fsencode(name + " " + _shown(Path(os.path.realpath(entry.path)), self.root)))
@@ -150,16 +234,37 @@ class _Reader:
                     self._file(name, entry.path)
                     continue
                 if entry.is_dir():
-                    info = entry.stat()
-                    node = (info.st_dev, info.st_ino)
-                    if node in above:
-                        self.frame(b"l", os.fsencode(name))
+                    found = entry.stat()
+                    node = (found.st_dev, found.st_ino)
+                    first = self._seen.get(node)
+                    if first is not None:
+                        self.frame(b"=", os.fsencode(f"{name}\0{first}"))
                     else:
-                        self._walk(entry.path, name + "/", above | {node})
+                        self._seen[node] = name
+                        self._spend(1, 0)
+                        self.frame(b"D", os.fsencode(name))
+                        stack.append((entry.path, name + "/", iter(self._entries(entry.path, name + "/"))))
                     continue
             except OSError:
                 pass
             self.frame(b"x", os.fsencode(name))  # a broken link, a FIFO, a socket: helm decides what they mean
+
+    def _entries(self, folder: str, prefix: str) -> list[os.DirEntry[str]]:
+        try:
+            with os.scandir(folder) as found:
+                return sorted(found, key=lambda entry: entry.name)
+        except OSError as error:
+            self.frame(b"!", os.fsencode(prefix) + b" %d" % (error.errno or 0))
+            return []
+
+
+def _scanned(name: str) -> bool:
+    """Whether the nondeterminism scan may need the file: all but what cannot hold an action (a packed
+    chart is read only under charts/)."""
+    return not name.endswith(".tgz") or _PACKED.search(name) is not None
+
+
+_PACKED = re.compile(r"(?:^|/)charts/[^/]+\.tgz$")
 
 
 def _helm_identity(helm: str, chart: Path, root: Path, env: Mapping[str, str]) -> bytes:

@@ -4,8 +4,9 @@ An entry is what a successful render printed, its output bytes and its stderr li
 every read verifies: a torn, truncated or corrupted file reads as a miss and is replaced by the next write.
 Entries are written to a temporary file and renamed into place, so a reader sees a whole entry or none and
 two writers of one key both succeed. They are read without following symlinks, only from a folder that is
-the current user's alone (0700: outputs hold Secrets) and only when the current user owns them. The oldest
-used go first when the entries outgrow CHARTSHARE_CACHE_MB.
+the current user's alone (0700: outputs hold Secrets) and only when the current user owns them. Each write
+charges its disk use to the cache folder's one budget (cmp/cache/bounded.py, CHARTSHARE_CACHE_MB, shared
+with the chart store), which evicts the oldest used entries when the folder outgrows it.
 
 The cache only saves time, so nothing here fails a render: what goes wrong becomes a notice line (`notices`)
 for the caller to print, and the render goes on without the cache.
@@ -17,18 +18,17 @@ import contextlib
 import errno
 import os
 import stat
-import time
 from collections.abc import Mapping
 from typing import NamedTuple
 from zlib import crc32
 
+from cmp.cache import bounded
 from cmp.inputs.config import cache_root
 
-DEFAULT_MB = 256
+DEFAULT_MB = bounded.DEFAULT_MB
 SWITCH = "CHARTSHARE_RENDER_CACHE"  # `off` turns the cache off (a benchmark's cold runs, a suspicious user)
 _MAGIC = b"chartshare render entry 1\n"
 _HEX = frozenset("0123456789abcdef")
-_STALE = 3600  # seconds after which a temporary file is a dead writer's, not a slow one's
 _FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
@@ -57,11 +57,9 @@ class Store:
         if switch not in ("", "on", "off"):
             notices.append(f"notice: {SWITCH}={env[SWITCH]!r} is neither on nor off; rendering without the cache")
         base = str(cache_root(env))
-        raw = env.get("CHARTSHARE_CACHE_MB", "").strip()
-        if raw and not (raw.isascii() and raw.isdigit()):
-            notices.append(f"notice: CHARTSHARE_CACHE_MB={raw!r} is not a whole number of MiB; the cap is {DEFAULT_MB}")
-            raw = ""
-        cap = int(raw or DEFAULT_MB) << 20
+        cap, notice = bounded.cap_from(env)
+        if notice:
+            notices.append(notice)
         return cls(os.path.join(os.path.abspath(base), "renders"), cap, on=switch in ("", "on"), notices=notices)
 
     def get(self, key: str) -> Entry | None:
@@ -105,13 +103,17 @@ class Store:
             )
             with open(fd, "wb") as handle:
                 handle.writelines(parts)
+            replaced = _disk_use(key, folder)
             os.replace(temporary, key, src_dir_fd=folder, dst_dir_fd=folder)
+            added = _disk_use(key, folder) or 0
         except OSError as error:
             _unlink(temporary, folder)
             self.notices.append(f"notice: render cache: {self.folder} {_unwritable(error)}")
-        else:
-            with contextlib.suppress(OSError):  # kept; the next write evicts again
-                self._evict(folder, key)
+        else:  # kept; the budget evicts others when the folder outgrows it
+            budget = bounded.Budget(os.path.dirname(self.folder), self.cap)
+            budget.charge(
+                added - (replaced or 0), 0 if replaced is not None else 1, keep=os.path.join(self.folder, key)
+            )
         finally:
             os.close(folder)
 
@@ -165,30 +167,6 @@ class Store:
             os.close(folder)
             raise
         return folder
-
-    def _evict(self, folder: int, kept: str) -> None:
-        """Drop the oldest used entries until the rest fit under the cap, and dead writers' temporary files."""
-        entries: list[tuple[int, str, int]] = []
-        total, stale = 0, time.time() - _STALE
-        with os.scandir(folder) as found:
-            for item in found:
-                try:
-                    info = item.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if item.name.endswith(".tmp"):
-                    if info.st_mtime < stale:
-                        _unlink(item.name, folder)
-                    continue
-                total += info.st_size
-                entries.append((info.st_mtime_ns, item.name, info.st_size))
-        entries.sort()
-        for _, name, size in entries:
-            if total <= self.cap:
-                return
-            if name != kept:
-                _unlink(name, folder)
-                total -= size
 
 
 class _Unusable(Exception):
@@ -260,6 +238,13 @@ def _checksum(key: str, output: bytes, lines: bytes) -> bytes:
     another key is not that key's."""
     checksum = crc32(lines, crc32(output, crc32(b"%s %d\n" % (key.encode(), len(output)))))
     return b"%08x" % checksum
+
+
+def _disk_use(name: str, folder: int) -> int | None:
+    try:
+        return bounded.disk_use(os.stat(name, dir_fd=folder, follow_symlinks=False))
+    except OSError:
+        return None
 
 
 def _unlink(name: str, folder: int) -> None:

@@ -36,10 +36,14 @@ RENDERERS = ("chartshare", "helm")  # the sources the key knows every input of: 
 Claims = tuple[tuple[Claim, ...], tuple[Claim, ...], tuple[Unstable, ...]]  # emitted, stripped, unstable
 
 
-def key(job: Job, chart: Path, settings: Mapping[str, object]) -> Fingerprint:
-    """The key of a job's render of `chart` with `settings` (every field of its render that can change it)."""
+def key(job: Job, chart: Path, settings: Mapping[str, object]) -> Fingerprint | None:
+    """The key of a job's render of `chart` with `settings` (every field of its render that can change it);
+    None when its inputs could not all be read within the key's bounds (the render is then never kept)."""
     ours = {"renderer": job.renderer, "raw": job.raw, "cluster": job.app.cluster, "namespace": job.app.namespace}
-    return fingerprint(PURPOSE, {**settings, "check": ours}, chart=chart, root=job.repo_root, helm=job.helm)
+    found = fingerprint(
+        PURPOSE, {**settings, "check": ours}, chart=chart, root=job.repo_root, helm=job.helm, seconds=job.timeout / 4
+    )
+    return found if found.usable else None
 
 
 def may_keep(ownership: Ownership | None, nondeterministic: bool) -> bool:

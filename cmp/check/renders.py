@@ -127,7 +127,8 @@ def reused(job: Job, store: Store | None) -> Rendered | None:
         inputs = inputs_of(job)
     except ChartShareError:
         return None
-    kept = store.get(cached.key(job, inputs.chart, inputs.settings).key)
+    fingerprint = cached.key(job, inputs.chart, inputs.settings)
+    kept = store.get(fingerprint.key) if fingerprint is not None else None
     found = cached.claims(kept) if kept is not None else None
     if found is None:
         return None

@@ -46,8 +46,21 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def run_and_exit(command: Callable[[], int]) -> NoReturn:
+    """Run a command to its end and exit with its status (see `run`)."""
+    status = run(command)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # stdout closed under us: what was meant for it is lost
+        os._exit(1)
+    os._exit(status)
+
+
+def run(command: Callable[[], int]) -> int:
     """Run a command to its end: the status it returns, or one error line per problem and the error's
-    status. SIGTERM unwinds like an error from the first instruction on."""
+    status. SIGTERM unwinds like an error from the first instruction on. Any helm nobody claimed is killed
+    before it returns; the interpreter's teardown of the render's objects would only be time Argo CD waits
+    for, so callers leave through os._exit."""
     signal.signal(signal.SIGTERM, _terminate)
     try:
         status = command()
@@ -63,19 +76,8 @@ def run_and_exit(command: Callable[[], int]) -> NoReturn:
     except Exception as error:
         say(f"error: internal error ({type(error).__name__}: {one_line(str(error))}); please report it")
         status = 1
-    leave(status)
-
-
-def leave(status: int) -> NoReturn:
-    """Exit now, after killing any helm nobody claimed. Everything is written and helm is reaped by then, so
-    the interpreter's teardown of the render's objects would only be time Argo CD waits for."""
     early.discard()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:  # stdout closed under us: what was meant for it is lost
-        os._exit(1)
-    os._exit(status)
+    return status
 
 
 def generate(options: GenerateOptions) -> int:

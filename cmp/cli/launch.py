@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from cmp.cli import exits
+from cmp.errors import ChartShareError
 from cmp.inputs import parameters
 from cmp.inputs.options import GenerateOptions, Given, options
 
@@ -86,16 +87,43 @@ def start_early(generate: GenerateOptions, env: Mapping[str, str]) -> None:
         return
 
 
-def _command() -> int:
+def within(generate: GenerateOptions, env: Mapping[str, str], spent: float) -> GenerateOptions:
+    """The options with helm's deadline shortened by `spent`, the seconds a failed hand-over to the warm
+    process took (Argo CD counts its deadline from this process's start); unchanged when there is nothing to
+    shorten or the options do not resolve (the pipeline then says why)."""
+    if spent <= 0:
+        return generate
+    try:
+        timeout = generate.resolve(env).timeout
+    except Exception:  # the pipeline meets the same problem again and reports it
+        return generate
+    if timeout - spent < 1:
+        raise ChartShareError(
+            f"the warm chartshare process's child ended without answering after {spent:.1f} s, too late to "
+            f"render within helm's {timeout:g} s here; the next sync renders afresh"
+        )
+    given = dict(generate.given)
+    given["timeout"] = f"{timeout - spent:.3f}"
+    return options(generate.app_dir, given)
+
+
+def _command(spent: float) -> int:
     generate = read_generate(sys.argv[1:])
     if generate is None:
         from cmp.cli.app import run_typer
 
         return run_typer(sys.argv[1:])
+    generate = within(generate, os.environ, spent)
     start_early(generate, os.environ)
     return exits.generate(generate)
 
 
-def main() -> NoReturn:
-    """Run the command line of `sys.argv` here (`python -m cmp`, and the console script's fallback)."""
-    exits.run_and_exit(_command)
+def run() -> int:
+    """The status of the command line of `sys.argv`, run here (a warm process's child hands it back)."""
+    return exits.run(lambda: _command(0.0))
+
+
+def main(spent: float = 0.0) -> NoReturn:
+    """Run the command line of `sys.argv` here (`python -m cmp`, and the console script's fallback, which
+    says how many seconds its hand-over took)."""
+    exits.run_and_exit(lambda: _command(spent))

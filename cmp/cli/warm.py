@@ -3,16 +3,19 @@
 Argo CD's sidecar starts a new process for every request, and Python's start with chartshare's imports
 costs as much CPU as helm's render of a small chart (on a sidecar of about one core, all of it counts).
 With CHARTSHARE_WARM=on (the image sets it), the first request runs as ever and starts, for the next ones,
-a resident process that has everything imported (cmp/cli/warm_server.py). Later requests hand it their
-command line, environment, working folder and standard streams over a private unix socket; it forks one
-child per request, which runs the command exactly as this process would have, writing to the caller's
-own stdout and stderr, and the caller exits with the child's status. When the caller is killed (Argo CD's
-deadline), the child is stopped as Argo CD stops a command: SIGTERM, then SIGKILL.
+a resident process that has everything imported (cmp/cli/warm_server.py); a lock beside its socket lets
+only one start, whatever the burst. Later requests hand it their command line, environment, working folder
+and stdin over a private unix socket; it forks one child per request, which runs the command exactly as
+this process would have, into buffers of its own, and hands back the exit status, stdout and stderr in one
+length-prefixed answer. When the caller is killed (Argo CD's deadline), the child is stopped as Argo CD
+stops a command: SIGTERM, then SIGKILL.
 
-Nothing here may change what a request prints: when no warm process answers, or it says it could not take
-the request, the command runs in this process. Once a child has started, its status is the answer; a warm
-process that dies under a running child is an error, never a silent retry that could print twice. This
-module imports only what the hand-over needs, so a served request costs the interpreter and a socket.
+One answer per request, by construction: only this process writes its stdout and stderr, and only from an
+answer received in full. A warm process that is absent, stalled or full (connect, sending the request and
+the first answer each bounded, all within HAND_OVER seconds), or a child that ends without answering in
+full, means the command runs here, its helm deadline shortened by the time the hand-over took; nothing
+can have been printed before. A terminal runs the command here too (what it prints may depend on it).
+This module imports only what the hand-over needs, so a served request costs the interpreter and a socket.
 """
 
 from __future__ import annotations
@@ -20,70 +23,113 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import time
 from _socket import AF_UNIX, SCM_RIGHTS, SOCK_STREAM, SOL_SOCKET, socket  # socket.py's imports cost 7 ms
 
 ENABLED = "CHARTSHARE_WARM"  # "on": hand requests to a warm process
 RUNTIME = "CHARTSHARE_RUNTIME_DIR"  # where its socket lives; else $XDG_RUNTIME_DIR/chartshare, else /tmp
 NOT_TAKEN = -1000  # the warm process could not start the request: this process runs it
-STARTED = -1001  # the child took the request: from here on only its status answers it
-DIED = -1002  # the warm process was stopped under the running child
-_FIRST_ANSWER = 10.0  # seconds to wait for STARTED or NOT_TAKEN before running the command here
+STARTED = -1001  # a child took the request: its answer follows
+HAND_OVER = 1.0  # seconds from connecting to STARTED; past them the command runs here
 STATUS_SIZE = 4  # a status: a signed big-endian int
 LENGTH_SIZE = 4  # a request's length: an unsigned big-endian int
+OUTPUT_SIZE = 8  # an answer's stdout and stderr lengths: unsigned big-endian ints
+ANSWER_HEADER = STATUS_SIZE + 2 * OUTPUT_SIZE
+_MOST = 1 << 34  # no answer is larger: anything claiming more is damage
 
 
 def main() -> None:
     """Console entry point (`chartshare`)."""
-    if os.environ.get(ENABLED) == "on":
+    begun = time.monotonic()
+    if os.environ.get(ENABLED) == "on" and not (os.isatty(1) or os.isatty(2)):
         try:
-            status = hand_over(sys.argv)
-        except KeyboardInterrupt:  # the child is stopped when this end closes
+            answer = hand_over(sys.argv)
+        except KeyboardInterrupt:  # the child is stopped when this end closes; nothing was printed
             sys.stderr.write("chartshare: error: interrupted\n")
-            status = 130  # exits.INTERRUPTED, without loading exits
-        if status is not None:
+            os._exit(130)  # exits.INTERRUPTED, without loading exits
+        if answer is not None:
+            status, out, err = answer
+            _write(2, err)
+            _write(1, out)
             os._exit(status)
     from cmp.cli import launch
 
-    launch.main()
+    launch.main(spent=time.monotonic() - begun)
 
 
-def hand_over(argv: list[str]) -> int | None:
-    """The status of the command line (`sys.argv`, the program's name first) as the warm process ran it, or
-    None when this process must run it (then a warm process is started for the requests that follow)."""
+def hand_over(argv: list[str]) -> tuple[int, bytes, bytes] | None:
+    """The status, stdout and stderr of the command line (`sys.argv`, the program's name first) as a warm
+    process's child ran it, or None when this process must run it (then, when no warm process answered at
+    all, one is started for the requests that follow)."""
     path = socket_path()
     if path is None:
         return None
     client = socket(AF_UNIX, SOCK_STREAM)
+    until = time.monotonic() + HAND_OVER
     try:
-        client.connect(path)
-    except OSError:
-        client.close()
-        _start_server(path)
-        return None
-    try:
+        client.settimeout(HAND_OVER)  # a full backlog refuses at once rather than waiting
+        try:
+            client.connect(path)
+        except OSError:
+            _start_server(path)
+            return None
         try:
             request = encode(argv, os.getcwd(), _umask(), os.environ)
-            streams = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (0, 1, 2))
-            client.sendmsg([len(request).to_bytes(LENGTH_SIZE, "big")], [(SOL_SOCKET, SCM_RIGHTS, streams)])
-            client.sendall(request)
-            client.settimeout(_FIRST_ANSWER)
+            stdin = (0).to_bytes(4, sys.byteorder, signed=True)
+            client.sendmsg([len(request).to_bytes(LENGTH_SIZE, "big")], [(SOL_SOCKET, SCM_RIGHTS, stdin)])
+            _send_by(client, request, until)
+            client.settimeout(max(until - time.monotonic(), 0.001))
             first = receive(client, STATUS_SIZE)
         except OSError:
-            return None  # no child has started: it starts only after saying so, and this end still listens
+            return None  # no child has started: it starts only once it could tell this end, which listens
         if first is None or status_of(first) != STARTED:
             return None
-        client.settimeout(None)
+        client.settimeout(None)  # the command's own deadline (helm's, Argo CD's) bounds it from here
         try:
-            answer = receive(client, STATUS_SIZE)
+            return read_answer(client)
         except OSError:
-            answer = None
-        status = status_of(answer) if answer is not None else DIED
-        if status == DIED:
-            sys.stderr.write("chartshare: error: the warm chartshare process ended before the command did\n")
-            return 1
-        return status
+            return None
     finally:
         client.close()
+
+
+def read_answer(client: socket) -> tuple[int, bytes, bytes] | None:
+    """A child's answer read in full: status, stdout, stderr; None when the child ended before it was all
+    sent (the command then runs here: nothing of it was printed)."""
+    header = receive(client, ANSWER_HEADER)
+    if header is None:
+        return None
+    status = status_of(header[:STATUS_SIZE])
+    sizes = [int.from_bytes(header[start : start + OUTPUT_SIZE], "big") for start in (4, 12)]
+    if sum(sizes) > _MOST:
+        return None
+    out = receive(client, sizes[0])
+    err = receive(client, sizes[1]) if out is not None else None
+    if out is None or err is None:
+        return None
+    return status, out, err
+
+
+def answer_header(status: int, out: int, err: int) -> bytes:
+    return status_bytes(status) + out.to_bytes(OUTPUT_SIZE, "big") + err.to_bytes(OUTPUT_SIZE, "big")
+
+
+def _send_by(client: socket, data: bytes, until: float) -> None:
+    view = memoryview(data)
+    while view:
+        client.settimeout(max(until - time.monotonic(), 0.001))
+        view = view[client.send(view) :]
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BrokenPipeError:
+            os._exit(1)
+        except InterruptedError:
+            continue
 
 
 def status_bytes(status: int) -> bytes:
@@ -155,28 +201,48 @@ def _umask() -> int:
 
 def receive(client: socket, size: int) -> bytes | None:
     """Exactly `size` bytes, or None when the other end closes first."""
-    data = b""
-    while len(data) < size:
-        chunk = client.recv(size - len(data))
-        if not chunk:
+    data = bytearray(size)
+    view, got = memoryview(data), 0
+    while got < size:
+        count = client.recv_into(view[got:])
+        if not count:
             return None
-        data += chunk
-    return data
+        got += count
+    return bytes(data)
+
+
+def lock_path(path: str) -> str:
+    return path.removesuffix(".sock") + ".lock"
+
+
+def log_path(path: str) -> str:
+    return path.removesuffix(".sock") + ".log"
 
 
 def _start_server(path: str) -> None:
-    """Start the warm process in a session of its own, detached from this request; never fail."""
+    """Start the warm process in a session of its own, detached from this request, unless one holds the lock
+    (starting, serving or ending): the lock is taken here and handed to it, so a burst starts one; never
+    fail."""
     try:
+        import fcntl
+
+        lock = os.open(lock_path(path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         import subprocess
 
         subprocess.Popen(  # isolated (-I): neither this folder (the repository) nor PYTHON* reach its imports
-            [sys.executable, "-I", "-m", "cmp.cli.warm_server", path],
+            [sys.executable, "-I", "-m", "cmp.cli.warm_server", path, str(lock)],
             cwd="/",
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
-            close_fds=True,
+            pass_fds=(lock,),
         )
     except OSError:
         return
+    finally:
+        os.close(lock)  # the warm process holds the lock from here, for as long as it lives

@@ -1,14 +1,21 @@
 """The warm chartshare process: everything imported once, one forked child per request (see warm.py).
 
-    python -m cmp.cli.warm_server SOCKET
+    python -m cmp.cli.warm_server SOCKET [LOCK-FD]
 
-It listens on SOCKET (in a folder only its user may enter), takes a request's command line, environment,
-working folder, umask and standard streams, forks, and answers with the child's exit status. The child
-starts a session of its own, takes the caller's streams, folder, umask and environment, and runs the
-command as the console entry point would. A caller that goes away (Argo CD's deadline kills it) has its
-child stopped the way Argo CD stops a command: SIGTERM (chartshare then kills helm's process group), then
-SIGKILL 5 s later. The process ends after CHARTSHARE_WARM_IDLE seconds (600) without a request, or as soon
-as its socket is replaced (a newer one took its place) or removed, or its installation is gone.
+It holds the lock beside SOCKET (handed over by the caller that started it, else taken here) for as long
+as it lives, listens on SOCKET (in a folder only its user may enter), reads each request without blocking
+(a caller that does not send it within READ seconds is refused), forks, and forgets it: the child starts a
+session of its own, takes the caller's stdin, folder, umask and environment, runs the command as the
+console entry point would into buffers of its own, and sends the caller its status, stdout and stderr in
+one answer. So a warm process that dies does not take the requests in flight along: their children answer
+all the same. A caller that goes away (Argo CD's deadline kills it) has its child stopped the way Argo CD
+stops a command: SIGTERM (chartshare then kills helm's process group), then SIGKILL 5 s later.
+
+The loop reacts to each event of one `select` on its own (a child that ended, a caller that left, a
+request that arrived, in any order): an event of a request already over is ignored, and an event that
+fails ends that request only. The process's own events go to a log beside the socket (LOG_BYTES at most,
+one older generation kept). It ends after CHARTSHARE_WARM_IDLE seconds (600) without a request, or as soon
+as its socket is replaced or removed, or its installation is gone.
 """
 
 from __future__ import annotations
@@ -20,13 +27,15 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable, Iterable
 
 from cmp.cli import warm
 
 IDLE = "CHARTSHARE_WARM_IDLE"
-LOG = "CHARTSHARE_WARM_LOG"  # a file to which each request's child is noted (pid and arguments)
-_GRACE = 5.0  # seconds between SIGTERM and SIGKILL, as Argo CD gives a command's process group
-_READ = 5.0  # seconds a caller may take to send its request
+GRACE = 5.0  # seconds between SIGTERM and SIGKILL, as Argo CD gives a command's process group
+READ = 0.5  # seconds a caller may take to send its request (its own hand-over gives up at warm.HAND_OVER)
+LOG_BYTES = 256 << 10
+_LARGEST_REQUEST = 16 << 20  # a command line and environment never come near it
 
 
 def preload() -> None:
@@ -41,56 +50,265 @@ def preload() -> None:
     from cmp.ownership.rewrite import apply, references  # noqa: F401
 
 
-class _Child:
-    def __init__(self, pid: int, caller: socket.socket) -> None:
-        self.pid = pid
+class Log:
+    """The warm process's own events, one line each, in a file that never outgrows LOG_BYTES (twice, with
+    the older generation beside it); a log that cannot be written is no reason to stop serving."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __call__(self, line: str) -> None:
+        with contextlib.suppress(OSError):
+            if os.path.getsize(self.path) > LOG_BYTES:
+                os.replace(self.path, self.path + ".1")
+        with contextlib.suppress(OSError):
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            with open(fd, "a", encoding="utf-8") as log:
+                log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {os.getpid()} {line}\n")
+
+
+class Tenant:
+    """One request: being read, then run by a child, then over."""
+
+    def __init__(self, caller: socket.socket, until: float) -> None:
         self.caller = caller
-        self.done = os.pidfd_open(pid)
-        self.killed_at: float | None = None
+        self.until = until  # when its request must have been read
+        self.header = b""
+        self.body = bytearray()
+        self.fds: list[int] = []
+        self.pid: int | None = None
+        self.done: int | None = None  # the child's pidfd, readable once it ended
+        self.stopped_at: float | None = None  # SIGTERM sent (the caller left)
+        self.killed = False
+        self.over = False
 
 
-def serve(path: str) -> None:
+Event = tuple[str, "Tenant | None"]  # what a registration stands for: listener, request, done or caller
+
+
+class Loop:
+    """The tenants of one warm process and what each event does to them."""
+
+    def __init__(
+        self,
+        listener: socket.socket,
+        selector: selectors.BaseSelector,
+        log: Callable[[str], None],
+        run: Callable[[tuple[list[str], str, int, dict[str, str]], int, socket.socket], None],
+    ) -> None:
+        self.listener = listener
+        self.selector = selector
+        self.log = log
+        self.run = run  # in a forked child: run the request and answer its caller; never returns
+        self.tenants: set[Tenant] = set()
+        self.unreaped: set[int] = set()
+        self.last = time.monotonic()
+        selector.register(listener, selectors.EVENT_READ, ("listener", None))
+
+    def dispatch(self, events: Iterable[Event]) -> None:
+        """Each event on its own: one that fails ends its request only, and one of a request already over
+        (a child that ended and a caller that left in the same batch) does nothing."""
+        for kind, tenant in events:
+            try:
+                if kind == "listener":
+                    self.accept()
+                elif tenant is None or tenant.over:
+                    continue
+                elif kind == "request":
+                    self.read(tenant)
+                elif kind == "done":
+                    self.finish(tenant)
+                elif kind == "caller":
+                    self.stop(tenant)
+            except Exception as error:  # one tenant's trouble is never the others'
+                self.log(f"request failed in the warm process ({type(error).__name__}: {error})")
+                if tenant is not None:
+                    self.drop(tenant)
+
+    def tick(self, now: float) -> None:
+        """Refuse requests not read in time, SIGKILL children whose grace ran out, reap the abandoned."""
+        for tenant in list(self.tenants):
+            try:
+                if tenant.pid is None and now > tenant.until:
+                    self.refuse(tenant, "its request did not arrive in time")
+                elif tenant.stopped_at is not None and not tenant.killed and now - tenant.stopped_at > GRACE:
+                    tenant.killed = True
+                    _signal(tenant.pid, signal.SIGKILL)
+            except Exception as error:
+                self.log(f"request failed in the warm process ({type(error).__name__}: {error})")
+                self.drop(tenant)
+        for pid in list(self.unreaped):
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                    continue
+            self.unreaped.discard(pid)
+
+    def accept(self) -> None:
+        """Every caller waiting in the backlog, each to be read as its bytes arrive."""
+        while True:
+            try:
+                caller, _ = self.listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            self.last = time.monotonic()
+            tenant = Tenant(caller, self.last + READ)
+            self.tenants.add(tenant)
+            caller.setblocking(False)
+            if _peer_uid(caller) != os.getuid():
+                self.refuse(tenant, "it came from another user")
+                continue
+            self.selector.register(caller, selectors.EVENT_READ, ("request", tenant))
+
+    def read(self, tenant: Tenant) -> None:
+        """What of the request has arrived, without waiting; the child is forked once it is whole."""
+        caller = tenant.caller
+        try:
+            if len(tenant.header) < warm.LENGTH_SIZE:
+                data, fds, _, _ = socket.recv_fds(caller, warm.LENGTH_SIZE - len(tenant.header), 1)
+                tenant.fds += fds
+                tenant.header += data
+            else:
+                data = caller.recv(self._wanted(tenant) - len(tenant.body))
+                tenant.body += data
+        except (BlockingIOError, InterruptedError):
+            return
+        if not data:
+            self.drop(tenant)  # the caller gave up first: nothing started, it runs the command itself
+            return
+        if len(tenant.header) < warm.LENGTH_SIZE or len(tenant.body) < self._wanted(tenant):
+            return
+        if len(tenant.fds) != 1:
+            self.refuse(tenant, "it did not come with the caller's stdin")
+            return
+        self.start(tenant, warm.decode(bytes(tenant.body)))
+
+    def _wanted(self, tenant: Tenant) -> int:
+        length = int.from_bytes(tenant.header, "big")
+        if length > _LARGEST_REQUEST:
+            raise ValueError(f"a request of {length} bytes")
+        return length
+
+    def start(self, tenant: Tenant, request: tuple[list[str], str, int, dict[str, str]]) -> None:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.run(request, tenant.fds[0], tenant.caller)  # never returns
+            finally:
+                os._exit(1)
+        tenant.pid = pid
+        for fd in tenant.fds:
+            os.close(fd)
+        tenant.fds = []
+        tenant.done = os.pidfd_open(pid)
+        self.selector.register(tenant.done, selectors.EVENT_READ, ("done", tenant))
+        self.selector.modify(tenant.caller, selectors.EVENT_READ, ("caller", tenant))
+        self.log(f"child {pid}: {request[0][1] if len(request[0]) > 1 else ''}")
+
+    def finish(self, tenant: Tenant) -> None:
+        """The child ended (it answered its caller itself, or died, and the caller runs the command)."""
+        assert tenant.pid is not None
+        _, raw = os.waitpid(tenant.pid, 0)
+        tenant.pid = None
+        code = os.waitstatus_to_exitcode(raw)
+        if code < 0:
+            self.log(f"a child ended by signal {-code}")
+        self.drop(tenant)
+
+    def stop(self, tenant: Tenant) -> None:
+        """The caller went away: stop its child as Argo CD stops a command (once: an event repeated in one
+        batch finds it stopped)."""
+        if tenant.stopped_at is not None:
+            return
+        self.selector.unregister(tenant.caller)
+        tenant.stopped_at = time.monotonic()
+        _signal(tenant.pid, signal.SIGTERM)
+
+    def refuse(self, tenant: Tenant, why: str) -> None:
+        """Tell the caller to run the command itself."""
+        self.log(f"request refused: {why}")
+        with contextlib.suppress(OSError):
+            tenant.caller.send(warm.status_bytes(warm.NOT_TAKEN))
+        self.drop(tenant)
+
+    def drop(self, tenant: Tenant) -> None:
+        """The request is over here: every registration and descriptor of it released, a child still
+        running killed and reaped later."""
+        tenant.over = True
+        self.tenants.discard(tenant)
+        for fileobj in (tenant.caller, tenant.done):
+            if fileobj is not None:
+                with contextlib.suppress(KeyError, ValueError, OSError):
+                    self.selector.unregister(fileobj)
+        with contextlib.suppress(OSError):
+            tenant.caller.close()
+        for fd in (*tenant.fds, *([tenant.done] if tenant.done is not None else [])):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        tenant.fds, tenant.done = [], None
+        if tenant.pid is not None:
+            _signal(tenant.pid, signal.SIGKILL)
+            self.unreaped.add(tenant.pid)
+            tenant.pid = None
+
+
+def serve(path: str, lock: int | None = None) -> None:
+    log = Log(warm.log_path(path))
+    if lock is None and (lock := _lock(path)) is None:
+        return  # another warm process holds it
     idle = float(os.environ.get(IDLE, "600"))
     try:
         os.close(os.pidfd_open(os.getpid()))  # how a child's end is waited for (Linux 5.3 and later)
     except (AttributeError, OSError):
+        log("not started: this system has no pidfd_open (Linux 5.3 and later)")
         return
     preload()
     listener = _listen(path)
     if listener is None:
+        log(f"not started: cannot listen on {path}")
         return
+    log(f"started on {path}")
     inode = os.stat(path).st_ino
-    selector = selectors.DefaultSelector()
-    selector.register(listener, selectors.EVENT_READ, "listener")
-    children: dict[int, _Child] = {}
-    last = time.monotonic()
+    loop = Loop(listener, selectors.DefaultSelector(), log, _run_child)
+    why = "ended"
     try:
         while True:
-            for key, _ in selector.select(timeout=1.0):
-                if key.data == "listener":
-                    child = _take(listener, selector, children)
-                    if child is not None:
-                        children[child.pid] = child
-                    last = time.monotonic()
-                elif isinstance(key.data, tuple) and key.data[0] == "done":
-                    _finish(children.pop(key.data[1]), selector)
-                else:  # the caller's socket: readable only when it went away
-                    _stop(children[key.data[1]], selector)
+            waiting = any(tenant.pid is None or tenant.stopped_at for tenant in loop.tenants)
+            loop.dispatch(key.data for key, _ in loop.selector.select(timeout=0.1 if waiting else 1.0))
             now = time.monotonic()
-            for child in children.values():
-                if child.killed_at is not None and now - child.killed_at > _GRACE:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(child.pid, signal.SIGKILL)
-            if not children and (now - last > idle or not _still_ours(path, inode) or not _installed()):
+            loop.tick(now)
+            if not loop.tenants:
+                if now - loop.last > idle:
+                    why = "ended: idle"
+                elif not _still_ours(path, inode):
+                    why = "ended: its socket was replaced or removed"
+                elif not _installed():
+                    why = "ended: its installation is gone"
+                else:
+                    continue
                 return
+    except BaseException as error:
+        why = f"ended by {type(error).__name__}"
+        raise
     finally:
-        for child in children.values():
-            with contextlib.suppress(OSError):
-                child.caller.sendall(warm.status_bytes(warm.DIED))
-                os.killpg(child.pid, signal.SIGTERM)
+        log(why)  # the children in flight answer their callers all the same
         with contextlib.suppress(OSError):
             if _still_ours(path, inode):
                 os.unlink(path)
+
+
+def _lock(path: str) -> int | None:
+    import fcntl
+
+    try:
+        lock = os.open(warm.lock_path(path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(lock)
+        return None
+    return lock
 
 
 def _listen(path: str) -> socket.socket | None:
@@ -107,6 +325,7 @@ def _listen(path: str) -> socket.socket | None:
         finally:
             os.umask(old)
         listener.listen(64)
+        listener.setblocking(False)
         os.rename(staging, path)
     except OSError:
         listener.close()
@@ -126,59 +345,34 @@ def _still_ours(path: str, inode: int) -> bool:
         return False
 
 
-def _take(listener: socket.socket, selector: selectors.BaseSelector, children: dict[int, _Child]) -> _Child | None:
-    """Read one request and fork its child; a request that cannot be read is answered NOT_TAKEN."""
+def _signal(pid: int | None, signum: int) -> None:
+    """Signal a child's process group (it leads one once it has started; a child not yet reaped keeps its
+    number), or the child alone when it has no group yet."""
+    if pid is None:
+        return
     try:
-        caller, _ = listener.accept()
-    except OSError:
-        return None
-    fds: list[int] = []
-    try:
-        caller.settimeout(_READ)
-        if _peer_uid(caller) != os.getuid():
-            raise OSError("another user")
-        header, fds, _, _ = socket.recv_fds(caller, warm.LENGTH_SIZE, 3)
-        if len(header) != warm.LENGTH_SIZE or len(fds) != 3:
-            raise OSError("a malformed request")
-        length = int.from_bytes(header, "big")
-        body = warm.receive(caller, length)
-        if body is None:
-            raise OSError("a truncated request")
-        request = warm.decode(body)
-        pid = os.fork()
-    except (OSError, ValueError):
-        with contextlib.suppress(OSError):
-            caller.sendall(warm.status_bytes(warm.NOT_TAKEN))
-        caller.close()
-        for fd in fds:
-            os.close(fd)
-        return None
-    if pid == 0:
-        _run_child(request, fds, caller)
-    for fd in fds:
-        os.close(fd)
-    _note(f"child {pid}: {' '.join(request[0][1:])}")
-    child = _Child(pid, caller)
-    caller.setblocking(False)
-    selector.register(child.done, selectors.EVENT_READ, ("done", pid))
-    selector.register(caller, selectors.EVENT_READ, ("caller", pid))
-    return child
+        os.killpg(pid, signum)
+    except ProcessLookupError:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signum)
+    except PermissionError:
+        pass
 
 
-def _run_child(request: tuple[list[str], str, int, dict[str, str]], fds: list[int], caller: socket.socket) -> None:
-    """In the child: say so to the caller (a child that cannot, runs nothing: the caller then runs the command
-    itself), become the caller's command, and never return into the server's loop."""
-    status = 1
+def _run_child(request: tuple[list[str], str, int, dict[str, str]], stdin: int, caller: socket.socket) -> None:
+    """In the child: say so to the caller, run the command into buffers of its own and send the caller its
+    answer in full. A child that cannot say so or cannot set up the request runs nothing and answers
+    nothing: the caller then runs the command itself. Never returns into the server's loop."""
     try:
+        caller.setblocking(True)
         caller.sendall(warm.status_bytes(warm.STARTED))
-    except OSError:
-        os._exit(1)
-    try:
         argv, cwd, umask, env = request
         os.setsid()
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-        os.closerange(3, _open_max())  # (the warm process sets no signal handler: the child has Python's own)
+        os.dup2(stdin, 0)
+        os.dup2(os.memfd_create("stdout"), 1)
+        os.dup2(os.memfd_create("stderr"), 2)
+        os.dup2(caller.fileno(), 3)
+        os.closerange(4, _open_max())  # (the warm process sets no signal handler: the child has Python's own)
         os.chdir(cwd)
         os.umask(umask)
         os.environ.clear()
@@ -190,18 +384,36 @@ def _run_child(request: tuple[list[str], str, int, dict[str, str]], fds: list[in
         main = sys.modules["__main__"]  # the console script's, not `python -m` this module's (click names
         main.__package__ = main.__spec__ = None  # the program after them in its help)
         from cmp.cli import launch
-
-        launch.main()  # leaves through os._exit with the command's status
     except BaseException:  # nothing may unwind into the server's loop
-        status = 1
-    os._exit(status)
+        os._exit(1)
+    try:
+        status = launch.run()
+    except SystemExit as leaving:
+        status = leaving.code if isinstance(leaving.code, int) else 1
+    except BaseException:
+        os._exit(1)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _answer(status)
+    except BaseException:
+        os._exit(1)
+    os._exit(0)
 
 
-def _note(line: str) -> None:
-    path = os.environ.get(LOG)
-    if path:
-        with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as log:
-            log.write(line + "\n")
+def _answer(status: int) -> None:
+    """Status, stdout's and stderr's lengths, then their bytes, onto the caller's socket (descriptor 3)."""
+    sizes = [os.fstat(fd).st_size for fd in (1, 2)]
+    header = memoryview(warm.answer_header(status, *sizes))
+    while header:
+        header = header[os.write(3, header) :]
+    for fd, size in zip((1, 2), sizes, strict=True):
+        sent = 0
+        while sent < size:
+            count = os.sendfile(3, fd, sent, size - sent)
+            if not count:
+                raise OSError("the buffer ended early")
+            sent += count
 
 
 def _open_max() -> int:
@@ -219,30 +431,7 @@ def _peer_uid(caller: socket.socket) -> int:
     return int(uid)
 
 
-def _finish(child: _Child, selector: selectors.BaseSelector) -> None:
-    """The child ended: its status to the caller (128 + the signal that ended it, as a shell says)."""
-    selector.unregister(child.done)
-    if child.killed_at is None:
-        selector.unregister(child.caller)
-    _, raw = os.waitpid(child.pid, 0)
-    code = os.waitstatus_to_exitcode(raw)
-    status = 128 - code if code < 0 else code
-    with contextlib.suppress(OSError):
-        child.caller.setblocking(True)
-        child.caller.sendall(warm.status_bytes(status))
-    child.caller.close()
-    os.close(child.done)
-
-
-def _stop(child: _Child, selector: selectors.BaseSelector) -> None:
-    """The caller went away: stop its child as Argo CD stops a command."""
-    selector.unregister(child.caller)
-    child.killed_at = time.monotonic()
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(child.pid, signal.SIGTERM)
-
-
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: python -m cmp.cli.warm_server SOCKET")
-    serve(sys.argv[1])
+    if len(sys.argv) not in (2, 3):
+        raise SystemExit("usage: python -m cmp.cli.warm_server SOCKET [LOCK-FD]")
+    serve(sys.argv[1], int(sys.argv[2]) if len(sys.argv) == 3 else None)

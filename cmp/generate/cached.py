@@ -109,7 +109,18 @@ def _lookup(config: Config, env: Mapping[str, str]) -> Lookup:
     store = Store.from_env(env)
     if not store.on:
         return Lookup(chart, store, None, None)
-    found = fingerprint(PURPOSE, settings(config), chart=chart, root=config.repo_root, helm=config.helm, env=env)
+    found = fingerprint(
+        PURPOSE,
+        settings(config),
+        chart=chart,
+        root=config.repo_root,
+        helm=config.helm,
+        env=env,
+        seconds=config.timeout / 4,
+    )
+    if not found.usable:  # inputs too large or slow to read, or unreadable: rendered, never kept
+        store.notices.extend(found.notices)
+        return Lookup(chart, store, None, None)
     entry = store.get(found.key)
     if entry is None:
         return Lookup(chart, store, found, None)

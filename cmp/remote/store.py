@@ -6,7 +6,10 @@ Two kinds of entries share one naming, `<blake2b(repository), 24 hex digits>/<na
   its unpacked and checked contents with every dependency present, which `generate` renders.
 A pinned digest is part of the key, so a pin never meets an entry fetched without one. Entries appear by
 one atomic rename, complete or not at all, and a chart folder is read-only: every app of the sidecar
-renders the same files, and nothing may change them under another render.
+renders the same files, and nothing may change them under another render. Each entry written is charged
+to the cache folder's one disk budget (cmp/cache/bounded.py, CHARTSHARE_CACHE_MB, shared with the render
+cache), and an entry found or published is held for the rest of the process (a shared lock on its folder),
+so eviction never takes a chart from under its render.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ import contextlib
 import os
 import stat
 from _blake2 import blake2b  # hashlib's own; hashlib loads OpenSSL first, which a cached generate would pay
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from cmp.cache import bounded
 from cmp.errors import PathError
 from cmp.model import CHART_NAME, RemoteChart
 
@@ -27,15 +31,16 @@ READ_ONLY_FILE = 0o444
 READ_ONLY_FOLDER = 0o555
 
 
-def chart_store(cache_root: Path) -> Store:
-    """The store inside the cache folder ($CHARTSHARE_CACHE)."""
-    return Store(cache_root / "charts")
+def chart_store(cache_root: Path, env: Mapping[str, str] | None = None) -> Store:
+    """The store inside the cache folder ($CHARTSHARE_CACHE), under the cap CHARTSHARE_CACHE_MB names."""
+    return Store(cache_root / "charts", bounded.cap_from(os.environ if env is None else env)[0])
 
 
 class Store(NamedTuple):
-    """The chart store under `root` ($CHARTSHARE_CACHE/charts)."""
+    """The chart store under `root` ($CHARTSHARE_CACHE/charts); `cap` is the whole cache folder's budget."""
 
     root: Path
+    cap: int = bounded.DEFAULT_MB << 20
 
     def base(self, chart: RemoteChart) -> Path:
         repository = blake2b(chart.repository.rstrip("/").encode(), digest_size=12).hexdigest()
@@ -59,7 +64,9 @@ class Store(NamedTuple):
         except OSError:
             return None
         folder = entry / CHART_FOLDER
-        return folder if (folder / "Chart.yaml").is_file() else None
+        if not (folder / "Chart.yaml").is_file() or not bounded.hold(str(entry)):
+            return None  # incomplete, or being evicted: fetched again
+        return folder
 
     def archive(self, chart: RemoteChart) -> Path | None:
         """A cached dependency archive, if any."""
@@ -67,7 +74,11 @@ class Store(NamedTuple):
             return None
         base = self.base(chart)
         path = base.with_name(f"{base.name}.tgz")
-        return path if path.is_file() else None
+        if not path.is_file():
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # a use: eviction takes the oldest used first
+        return path
 
     def keep_archive(self, archive: Path, chart: RemoteChart) -> bool:
         """Store a dependency archive; False (and nothing stored) when the store cannot be written."""
@@ -80,9 +91,11 @@ class Store(NamedTuple):
             with staging(base.parent) as scratch:
                 shutil.copyfile(archive, scratch / "archive.tgz")
                 (base.parent / "repository").write_text(chart.repository.rstrip("/") + "\n", encoding="utf-8")
-                os.replace(scratch / "archive.tgz", base.with_name(f"{base.name}.tgz"))
+                kept = base.with_name(f"{base.name}.tgz")
+                os.replace(scratch / "archive.tgz", kept)
         except OSError:
             return False
+        self._charge(kept)
         return True
 
     def publish(self, chart: RemoteChart, fill: Callable[[Path], None]) -> Path:
@@ -99,12 +112,21 @@ class Store(NamedTuple):
                 except OSError:
                     if self.lookup(chart) is None:
                         raise
+                else:
+                    bounded.hold(str(entry))
+                    self._charge(entry)
         except OSError as error:
             raise PathError(
                 f"cannot write the chart cache {self.root} ({error.strerror or error}); point CHARTSHARE_CACHE "
                 "at a writable folder"
             ) from None
         return entry / CHART_FOLDER
+
+    def _charge(self, entry: Path) -> None:
+        """Count a new entry against the cache folder's budget (which may evict older ones, never this)."""
+        with contextlib.suppress(OSError):
+            added = bounded.tree_use(str(entry))[0]
+            bounded.Budget(str(self.root.parent), self.cap).charge(added, 1, keep=str(entry))
 
 
 def cacheable(chart: RemoteChart) -> bool:

@@ -12,12 +12,14 @@ import os
 import shutil
 import subprocess
 import tarfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 import cmp
+from cmp.cache import key as key_module
 from cmp.cache.key import Fingerprint, fingerprint
 from cmp.generate import cached
 from cmp.inputs import config as configuration
@@ -340,3 +342,86 @@ def test_where_a_symlink_in_the_chart_leads_counts(repo: Path, tmp_path: Path) -
     link.unlink()
     link.symlink_to(tmp_path / "outside.txt")
     assert _key(repo) != before
+
+
+# --- bounds and faults: what cannot be read whole is never cached, and never fails the render ------------
+
+
+def test_a_dag_of_folder_links_is_walked_once_per_real_folder(repo: Path) -> None:
+    """Twelve levels of two links each to the level below: 4,096 paths to the last file, twelve folders."""
+    levels = repo / CHART / "files" / "dag"
+    for depth in range(12, -1, -1):
+        (levels / f"d{depth}").mkdir(parents=True)
+        if depth == 12:
+            (levels / "d12" / "leaf.txt").write_text("leaf\n")
+        else:
+            for name in ("a", "b"):
+                (levels / f"d{depth}" / name).symlink_to(Path(f"../d{depth + 1}"))
+    started = time.monotonic()
+    before = _fingerprint(repo)
+    assert before.usable and time.monotonic() - started < 2
+    (levels / "d12" / "leaf.txt").write_text("another leaf\n")
+    assert _key(repo) != before.key
+
+
+def deep_folder(base: Path, depth: int) -> None:
+    """`base`/d/d/.../d (`depth` levels) with a file at the bottom, made without recursion."""
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = below
+    with open(os.open("bottom.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as bottom:
+        bottom.write("down here\n")
+    os.close(fd)
+
+
+def remove_deep(base: Path, depth: int) -> None:
+    """Undo `deep_folder` without recursion (shutil.rmtree, pytest's clean-up, recurse once per level)."""
+    fds = [os.open(base, os.O_RDONLY | os.O_DIRECTORY)]
+    for _ in range(depth):
+        fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+    os.unlink("bottom.txt", dir_fd=fds[-1])
+    os.close(fds.pop())
+    while fds:
+        os.rmdir("d", dir_fd=fds[-1])
+        os.close(fds.pop())
+
+
+def test_a_folder_a_thousand_deep_is_walked(repo: Path) -> None:
+    deep_folder(repo / CHART / "files", 1000)
+    try:
+        found = _fingerprint(repo)
+        assert found.usable and not found.nondeterministic
+    finally:
+        remove_deep(repo / CHART / "files", 1000)
+
+
+def test_a_truncated_tgz_data_file_is_data_and_a_truncated_packed_chart_is_not_cached(repo: Path) -> None:
+    (repo / CHART / "files" / "data.tgz").write_bytes(_packed({"a.txt": "a" * 5000})[:40])
+    assert not _fingerprint(repo).nondeterministic  # only charts/*.tgz are read as packed charts
+    (repo / CHART / "charts" / "sub-1.0.0.tgz").write_bytes(_packed({"sub/Chart.yaml": "name: sub\n"})[:40])
+    assert _fingerprint(repo).nondeterministic  # a packed chart the scan could not read: not kept
+
+
+def test_a_large_nondeterministic_template_is_found(repo: Path) -> None:
+    big = "# padding\n" * 300_000 + "password: {{ randAlphaNum 16 }}\n"  # 3 MB, the call at its very end
+    (repo / CHART / "templates" / "big.yaml").write_text(big)
+    assert _fingerprint(repo).nondeterministic
+
+
+def test_a_chart_past_the_walks_bounds_is_not_keyed(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(key_module, "MAX_FILES", 3)
+    found = _fingerprint(repo)
+    assert not found.usable
+    assert found.notices == ("notice: render cache: the chart has more than 3 files; rendering without the cache",)
+
+
+def test_an_unreadable_chart_means_no_key_never_an_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self: object, folder: str, prefix: str) -> list[os.DirEntry[str]]:
+        raise RuntimeError("a file system that misbehaves")
+
+    monkeypatch.setattr(key_module._Reader, "_entries", broken)
+    found = _fingerprint(repo)
+    assert not found.usable and "misbehaves" in found.notices[0]

@@ -16,6 +16,8 @@ Row keys (all optional but `name` and `error`/`exit`):
   cache: corrupt | full    the render cache on, in {tmp}/cache: every entry of a first run corrupted, or
                            the cache on a tmpfs with no room left (needs the right to mount; skipped else)
   notice                   for a run that succeeds: a regex searched in stderr
+  deep: {path: depth}      a folder `depth` levels deep (path/d/d/.../d/bottom.txt), made without recursion
+  cached: yes | no         for a run that succeeds: whether a second run is a render cache hit
 Placeholders: {repo} {tmp} {outside} {helm} (the real helm of this run), {byte:XX} (a raw non-UTF-8 byte).
 """
 
@@ -92,6 +94,8 @@ def _prepare(row: dict[str, Any], tmp: Path, helm: str) -> tuple[list[str], dict
         link = repo / name
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(_fill(target, places))
+    for name, depth in (row.get("deep") or {}).items():
+        _deep(repo / name, depth)
     for name, mode in (row.get("modes") or {}).items():
         (repo / name).chmod(mode)
     env = {key: _text(value, places) for key, value in (row.get("env") or {}).items()}
@@ -107,6 +111,31 @@ def _prepare(row: dict[str, Any], tmp: Path, helm: str) -> tuple[list[str], dict
     app_dir = _fill(row.get("app_dir", "{repo}/app"), places)
     args = ["generate", app_dir, "--repo-root", str(repo), "--app", "dev-a"]
     return args + [_fill(str(arg), places) for arg in row.get("args", [])], env
+
+
+def _deep(base: Path, depth: int) -> None:
+    base.mkdir(parents=True, exist_ok=True)
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = below
+    with open(os.open("bottom.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as bottom:
+        bottom.write("down here\n")
+    os.close(fd)
+
+
+def _remove_deep(base: Path, depth: int) -> None:
+    """Undo `_deep` without recursion (shutil.rmtree, pytest's clean-up, recurse once per level)."""
+    fds = [os.open(base, os.O_RDONLY | os.O_DIRECTORY)]
+    for _ in range(depth):
+        fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+    os.unlink("bottom.txt", dir_fd=fds[-1])
+    os.close(fds.pop())
+    while fds:
+        os.rmdir("d", dir_fd=fds[-1])
+        os.close(fds.pop())
 
 
 @contextlib.contextmanager
@@ -133,7 +162,9 @@ def _cache(row: dict[str, Any], args: list[str], env: dict[str, str]) -> Iterato
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[row["name"] for row in ROWS])
-def test_bad_input(row: dict[str, Any], helm: str, tmp_path: Path) -> None:
+def test_bad_input(row: dict[str, Any], helm: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    for name, depth in (row.get("deep") or {}).items():
+        request.addfinalizer(lambda base=tmp_path / "repo" / name, depth=depth: _remove_deep(base, depth))
     args, env = _prepare(row, tmp_path, helm)
     started = time.monotonic()
     try:
@@ -156,6 +187,10 @@ def test_bad_input(row: dict[str, Any], helm: str, tmp_path: Path) -> None:
         assert _fill(row["stdout_contains"], {"tmp": str(tmp_path)}) in result.stdout
         if "notice" in row:
             assert re.search(_fill(row["notice"], {"tmp": re.escape(str(tmp_path))}), result.stderr), result.stderr
+        if "cached" in row:
+            again = run_cli(args, env=env)
+            assert again.exit_code == 0 and again.stdout == result.stdout, again.stderr
+            assert ("(cached)" in again.stderr) is row["cached"], again.stderr
         return
     assert result.stdout == "", "a failed run must print nothing on stdout"
     lines = result.stderr.splitlines()
