@@ -17,9 +17,9 @@ decides.
 
 from __future__ import annotations
 
-import heapq
+import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from cmp.manifests.lines import content_lines, line_end
@@ -93,11 +93,9 @@ def floor(padded: str, found: Marks | None = None) -> int:
     found = marks(padded) if found is None else found
     if not found.openers and not found.values:
         return NO_FLOOR
-    events = heapq.merge(
-        found.openers, found.values, *(sorted(m.start() for m in pattern.finditer(padded)) for pattern in _HEADER_ENDS)
-    )
+    headers = sorted(found.start() for pattern in _HEADER_ENDS for found in pattern.finditer(padded))
     try:
-        return _Reader(padded).floor(events)
+        return _Reader(padded).floor((found.openers, found.values, headers))
     except _Unsure:
         return 0
 
@@ -127,14 +125,23 @@ class _Reader:
         self.states: dict[int, _State] = {}  # line start -> state after it, for lines read from below
         self.low = NO_FLOOR
 
-    def floor(self, events: Iterable[int]) -> int:
+    def floor(self, events: Sequence[list[int]]) -> int:
+        """The floor, reading the lines of `events` (lists of offsets, each in order) in order; the events
+        in what a line read opens (a quote, flow or block scalar's content) are passed over."""
         padded = self.padded
-        for at in events:
-            if at < self.resume:
-                continue  # content of a quote, flow or block scalar read, or on a line read
+        firsts = [0] * len(events)  # each list's first event not passed yet
+        while True:
+            at = min(
+                (found[first] for found, first in zip(events, firsts, strict=True) if first < len(found)), default=-1
+            )
+            if at < 0:
+                return self.low
             line_start = padded.rfind("\n", 0, at) + 1
-            self.resume, self.after = self.read(line_start, self.before(line_start))
-        return self.low
+            keyed = _KEYED.match(padded, line_start) is not None  # a key's line reads the same whatever is above
+            self.resume, self.after = self.read(line_start, _TOP if keyed else self.before(line_start), keyed)
+            firsts = [
+                bisect.bisect_left(found, self.resume, first) for found, first in zip(events, firsts, strict=True)
+            ]
 
     def before(self, line_start: int) -> _State:
         """The state before a line, from the nearest line above that is neither blank nor a comment (a
@@ -151,7 +158,7 @@ class _Reader:
             elif above in self.states:
                 base = self.states[above]
             elif _KEYED.match(padded, above) is not None:  # a key's line reads the same whatever is above
-                base = self.states[above] = self.read(above, _TOP)[1]
+                base = self.states[above] = self.read(above, _TOP, True)[1]
             else:
                 chain.append((above, comment))
                 position = above
@@ -159,7 +166,7 @@ class _Reader:
             break
         state = _over_comment(base, comment)
         for above, gap in reversed(chain):
-            state = self.states[above] = self.read(above, state)[1]
+            state = self.states[above] = self.read(above, state, False)[1]
             state = _over_comment(state, gap)
         return state
 
@@ -179,11 +186,10 @@ class _Reader:
             position = start
         return -1, comment
 
-    def read(self, line_start: int, before: _State) -> tuple[int, _State]:
-        """Read the line at `line_start` (and whatever multi-line quote, flow or block scalar it opens):
-        where reading goes on, and the state after it."""
+    def read(self, line_start: int, before: _State, keyed: bool) -> tuple[int, _State]:
+        """Read the line at `line_start` (and whatever multi-line quote, flow or block scalar it opens),
+        which starts with a key or not: where reading goes on, and the state after it."""
         padded = self.padded
-        keyed = _KEYED.match(padded, line_start) is not None
         position = _SPACES.match(padded, line_start).end()  # type: ignore[union-attr]  # matches empty
         threshold, pending = before
         unsure = False
