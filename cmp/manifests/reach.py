@@ -93,11 +93,46 @@ def floor(padded: str, found: Marks | None = None) -> int:
     found = marks(padded) if found is None else found
     if not found.openers and not found.values:
         return NO_FLOOR
+    glance = _glance(padded, found)
+    if glance >= _DEEP_ENOUGH:
+        return glance
     headers = sorted(found.start() for pattern in _HEADER_ENDS for found in pattern.finditer(padded))
     try:
         return _Reader(padded).floor((found.openers, found.values, headers))
     except _Unsure:
         return 0
+
+
+# A floor this deep leaves every line the scan and the text edits commonly read (the top level, metadata,
+# a CRD's spec, a pod template's first levels) to the line-by-line reading.
+_DEEP_ENOUGH = 8
+
+
+def _glance(padded: str, found: Marks) -> int:
+    """A floor no deeper than the document's, found without asking which marks really open anything: each
+    followed as if it did (every real one is among them, and followed as the parser follows it), the
+    least indentation they reach taken; 0 as soon as that is shallower than _DEEP_ENOUGH, or there is an
+    alias or a tag of YAML's own, or following them costs more than one pass over the text (a mark inside
+    another's content is followed again)."""
+    low = NO_FLOOR
+    budget = len(padded)
+    flows: list[tuple[int, int]] = []
+    for at in found.openers:
+        try:
+            end = _quote_end(padded, at) if padded[at] in "\"'" else _flow_end(padded, at, _FLOW_GLANCE)
+        except _Unsure:
+            return 0
+        budget -= end - at
+        low = _shallowest(padded, at, end, low)
+        if low < _DEEP_ENOUGH or budget < 0:
+            return 0
+        if padded[at] in "[{":
+            flows.append((at, end))
+    for at in found.values:  # one where no node may start (in a scalar or comment on its line) is text
+        line_start = padded.rfind("\n", 0, at) + 1
+        if _NODE_BEFORE.fullmatch(padded, line_start, at) is not None or any(s < at < e for s, e in flows):
+            return 0
+    return low
 
 
 class _Unsure(Exception):
@@ -291,6 +326,11 @@ _TOKEN = re.compile(r"[^ \t\n]*+")
 _PLAIN_FIRST = r"(?:[^-?:,\[\]{}#&*!|>'\"%@`\s]|[-?:](?=[^ \t\n]))"
 _PLAIN_REST = r"(?:[^\n:#]|:(?=[^ \t\n])|(?<=[^ \t\n])#)"
 _PROPERTIES = r"(?:[&!][^ \t\n]*+[ \t]++)*+"
+# Where a node starts on a line of block structure: indentation, indicators, a key, properties.
+_NODE_BEFORE = re.compile(
+    r"[ ]*+(?:[-?:][ \t]++)*+"
+    rf"(?:{_PROPERTIES}(?:{_PLAIN_FIRST}{_PLAIN_REST}*+|{_DOUBLE}|{_SINGLE})[ \t]*+:[ \t]++)?{_PROPERTIES}"
+)
 # A line starting with a key: indentation, indicators, properties, a plain or quoted key, `:` and a blank.
 _KEYED = re.compile(
     r"[ ]*+(?:[-?:][ \t]++)*+"
@@ -358,12 +398,15 @@ def _quote_end(padded: str, at: int) -> int:
     return len(padded) if closed is None else closed.end()
 
 
-def _flow_end(padded: str, at: int) -> int:
+_FLOW_GLANCE = 1 << 9  # how far `_glance` follows a flow (one that goes on longer is asked about)
+
+
+def _flow_end(padded: str, at: int, span: int = NO_FLOOR) -> int:
     """Where a flow collection opened at `at` closes, read the way the parser reads one: a quote opens a
     scalar only where a node starts, `#` after a blank starts a comment, `:` is an indicator after a
-    node or before a blank or an indicator; _Unsure when it never closes, meets a document marker, or
-    holds an alias or a tag of YAML's own."""
-    length = len(padded)
+    node or before a blank or an indicator; _Unsure when it never closes (within `span` characters),
+    meets a document marker, or holds an alias or a tag of YAML's own."""
+    length = min(len(padded), at + span)
     depth = 0
     index = at
     state = _NODE
