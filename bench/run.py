@@ -116,12 +116,12 @@ def _variants(
 ) -> list[Command]:
     """The chartshare command three times: cold (an empty cache folder before every run), miss (the cache
     folder kept, a values file whose bytes change before every run: the chart seen before, its render
-    not) and cached (answered by the render cache). `root` is the command's repository root (--repo-root),
-    where the miss's values file goes (its name relative to it); without one under it, no miss."""
+    not) and cached (answered by the render cache). `root` is the command's repository root (--repo-root):
+    the miss's values file goes under the work folder when that lies in it, else under `root`."""
     slug = name.removeprefix("chartshare ").replace(" ", "-")
     folder = work / "caches" / slug
     variants = [Command(name, argv, cwd, baseline=baseline, case=case, cache=folder / "cold", cold=True)]
-    values = work / "miss" / f"{slug}.yaml"
+    values = (work if (work / "miss").is_relative_to(root) else root) / "miss" / f"{slug}.yaml"
     if values.is_relative_to(root):
         miss = [*argv, "-f", "/" + str(values.relative_to(root))]
         variants.append(

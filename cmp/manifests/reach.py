@@ -1,18 +1,21 @@
 """How far the quotes and flow collections of a document that span lines may reach: its floor.
 
-structure.py says why the floor is all a line-by-line reading needs. It is worked out in one pass over the
-document's lines, in order, by one reader that keeps what each line leaves open: a plain scalar that may
-go on onto deeper lines, the collection a node alone on the next line belongs to. It stops only at the
-lines holding an event: a character that may open a quote or flow spanning lines (a quote, `[` or `{`
-after a blank, a flow indicator or `:` that does not close on its line), an alias or a tag of YAML's own,
-or what may be a block scalar's header, all found beforehand by a few literal-first searches (once for a
-whole stream). Such a line is read as the parser reads block structure, its state taken from the lines
-above (each read once, and only back to a key's line, which reads the same whatever precedes it): on a
-plain scalar going on, it holds only text; otherwise its node decides, and a quote, flow or block scalar
-it opens is followed to its end and passed over whole, so what looked like an opener inside is its
-content. Whatever the reader cannot vouch for (an alias, a tag of YAML's own, a quote or flow that never
-closes, a line whose state is unknown opening something that spans lines) gives 0: the exact reading
-decides.
+structure.py says why the floor is all a line-by-line reading needs. Every character that may open a quote
+or flow spanning lines (a quote, `[` or `{` after a blank, a flow indicator or `:` that does not close on
+its line), every alias or tag of YAML's own, is found beforehand by a few literal-first searches (once for
+a whole stream): the marks.
+
+A glance comes first: each mark followed as if it opened (every real one is among them), the least
+indentation they reach taken. When that is deep enough for what the scan and the text edits read, it is
+the floor. Otherwise one reader works it out in one pass over the document's lines, in order, keeping what
+each line leaves open (a plain scalar that may go on onto deeper lines, the collection a node alone on the
+next line belongs to), and stopping only at the lines holding a mark or what may be a block scalar's
+header. Such a line is read as the parser reads block structure, its state taken from the lines above
+(each read once, and only back to a key's line, which reads the same whatever precedes it): on a plain
+scalar going on, it holds only text; otherwise its node decides, and a quote, flow or block scalar it
+opens is followed to its end and passed over whole, so what looked like an opener inside is its content.
+Whatever the reader cannot vouch for (an alias, a tag of YAML's own, a quote or flow that never closes, a
+line whose state is unknown opening something that spans lines) gives 0: the exact reading decides.
 """
 
 from __future__ import annotations
