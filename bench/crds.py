@@ -28,16 +28,39 @@ _PROSE = (
     "limit quantity cpu memory "
 )
 _WORDS = tuple(_PROSE.split())
+# What prometheus-operator's descriptions hold besides prose: label matchers, templates, JSON and YAML
+# examples, Go durations, each of which opens a quote or flow where a parser would look for one.
+_NOISE = (
+    '`{job="node"}`',
+    '{__name__=~"up|scrape_.*"}',
+    "`[30s, 1m]`",
+    "'{{ $labels.instance }}'",
+    '"{{ .Values.x }}"',
+    '["a", "b"]',
+    "{a: b, c: [d]}",
+    "`relabel_configs`",
+    '`"quoted"`',
+    "[`Authorization`]",
+    '(e.g. `{app: "x"}`)',
+    "it's",
+    '"open',
+    "{unclosed",
+    "[see:",
+)
 
 
 class _Gen:
     """Builds schemas from a seeded RNG; every helper returns a fresh dict (the YAML dumper must not alias)."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, noisy: bool = False) -> None:
         self.rng = random.Random(seed)
+        self.noisy = noisy
 
     def sentence(self) -> str:
         words = [self.rng.choice(_WORDS) for _ in range(self.rng.randint(6, 16))]
+        if self.noisy:  # prometheus-operator's prose: examples in braces, brackets, backquotes and quotes
+            for _ in range(self.rng.randint(1, 3)):
+                words.insert(self.rng.randrange(len(words) + 1), self.rng.choice(_NOISE))
         return " ".join(words).capitalize() + "."
 
     def description(self, name: str) -> str:
@@ -401,9 +424,10 @@ class _Gen:
         return self.obj("spec", props)
 
 
-def crd(index: int, parts: tuple[str, ...], versions: int) -> dict[str, Any]:
-    """The CRD number `index`: its spec embeds the `parts` types; it is served in `versions` versions."""
-    gen = _Gen(index)
+def crd(index: int, parts: tuple[str, ...], versions: int, noisy: bool = False) -> dict[str, Any]:
+    """The CRD number `index`: its spec embeds the `parts` types; it is served in `versions` versions;
+    `noisy` descriptions hold braces, brackets, backquotes and quotes, as prometheus-operator's do."""
+    gen = _Gen(index, noisy)
     group = f"{['monitoring', 'networking', 'storage', 'batch', 'security'][index % 5]}.bench.example.io"
     kind = f"{['Collector', 'Gateway', 'Volume', 'Pipeline', 'Policy', 'Agent', 'Mesh', 'Probe'][index % 8]}{index}"
     plural = kind.lower() + "s"

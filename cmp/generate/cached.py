@@ -65,6 +65,14 @@ class Lookup:
         return fresh.chart == self.chart and allowed
 
     @property
+    def identities(self) -> Path | None:
+        """Where what the scan found in the chart's documents is kept across renders (cmp/cache/identities.py):
+        beside the render cache, and only when it is on."""
+        if self._store is None or not self._store.on:
+            return None
+        return Path(self._store.folder).parent / "identities"
+
+    @property
     def notices(self) -> tuple[str, ...]:
         """Why the cache could not be used, for stderr."""
         return tuple(self._store.notices) if self._store is not None else ()

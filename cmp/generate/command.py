@@ -13,6 +13,8 @@ from cmp.generate.output import Output
 from cmp.inputs.options import GenerateOptions
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cmp.inputs.config import Config
 
 
@@ -22,14 +24,15 @@ def generate(options: GenerateOptions, env: Mapping[str, str]) -> Output:
     looked = cached.lookup(config, env)
     if looked.hit is not None:
         return looked.hit
-    return looked.rendered(lambda: _render(config))
+    return looked.rendered(lambda: _render(config, looked.identities))
 
 
-def _render(config: Config) -> cached.Rendered:
+def _render(config: Config, identities: Path | None) -> cached.Rendered:
     from cmp.generate.chart import chart_dir, load_ownership
     from cmp.generate.output import output
     from cmp.generate.render import render_loaded
 
     ownership = load_ownership(config)
     chart = chart_dir(config, ownership)
-    return cached.Rendered(output(config, render_loaded(config, ownership, chart)), ownership, chart)
+    outcome = render_loaded(config, ownership, chart, identities=identities)
+    return cached.Rendered(output(config, outcome), ownership, chart)

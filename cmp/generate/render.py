@@ -2,7 +2,8 @@
 
 `generate` prints the outcome; `check` and `parameters` read it. While helm renders, when the CPU it
 takes costs least, the modules an app's rules need are imported and the chart's crds/ files, which helm
-prints as they are, identified (cmp/helm/crds.py).
+prints as they are, identified (cmp/helm/crds.py), and what the scan found in the chart's documents at
+its last renders read back (cmp/cache/identities.py): only documents not seen then are scanned.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cmp import manifests
+from cmp.cache.identities import Identities
 from cmp.generate.chart import chart_dir, load_ownership
 from cmp.helm import template
 from cmp.helm.crds import printed_crds
@@ -26,18 +28,26 @@ def render(config: Config) -> Outcome:
     return render_loaded(config, ownership, chart_dir(config, ownership))
 
 
-def render_loaded(config: Config, ownership: Ownership | None, chart: Path) -> Outcome:
-    """The same, once chartshare.yaml is loaded and the chart folder found (the render cache needs both)."""
+def render_loaded(
+    config: Config, ownership: Ownership | None, chart: Path, *, identities: Path | None = None
+) -> Outcome:
+    """The same, once chartshare.yaml is loaded and the chart folder found (the render cache needs both);
+    with `identities`, the folder where what the scan found is kept across renders."""
     call = template.HelmInvocation(chart, config.template)
     foreseen: dict[str, manifests.Scanned] = {}
+    memory = Identities(identities, chart, config.repo_root) if identities is not None else None
 
     def meanwhile() -> None:
         _import_what_the_rules_need(ownership)
+        if memory is not None:
+            memory.load()
         if config.template.include_crds:
-            foreseen.update(manifests.foresee(printed_crds(chart)))
+            foreseen.update(manifests.foresee(printed_crds(chart), memory))
 
     stream = template.render(config.helm, call, config.timeout, meanwhile)
-    resources = manifests.parse(stream, foreseen=foreseen)
+    resources = manifests.parse(stream, foreseen=foreseen, memory=memory)
+    if memory is not None:
+        memory.save()
     return process(resources, ownership, App(config.app_name, config.release, config.namespace))
 
 

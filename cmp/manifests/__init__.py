@@ -5,15 +5,16 @@ The stream is cut into pieces as text (stream.py), so each document keeps helm's
 its text (identity.py, resting on structure.py and reach.py) and read whole by the exact reading
 (exact.py), the reference every fast path is held to, only when something needs its object;
 `parse(stream, exact=True)` reads every document that way, and every such reading is recorded
-(`exact_readings`). A document no stage changed is written back byte for byte (emit.py); a change
-confined to `metadata` rewrites that entry alone; JSON patches, label and annotation edits and the names a
+(`exact_readings`); what the scan found may be kept across renders by a caller's `Memory`. A document no
+stage changed is written back byte for byte (emit.py); a change confined to `metadata` rewrites that entry
+alone; JSON patches, label and annotation edits and the names a
 rename fixes are carried out on the text itself where it allows (textpatch.py, metapatch.py, names.py,
 on blocks.py).
 """
 
 from __future__ import annotations
 
-from cmp.manifests.documents import foresee, parse
+from cmp.manifests.documents import Memory, foresee, parse
 from cmp.manifests.emit import emit_json, emit_yaml, refuse_oversize
 from cmp.manifests.identity import Scanned, scan
 from cmp.manifests.resource import Head, Resource, exact_readings, searchable, surely_lacks
@@ -22,6 +23,7 @@ from cmp.manifests.stream import Chunk, split
 __all__ = [
     "Chunk",
     "Head",
+    "Memory",
     "Resource",
     "Scanned",
     "emit_json",

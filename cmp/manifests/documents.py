@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, MutableMapping
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -16,16 +16,36 @@ from cmp.manifests.resource import Place, Resource
 from cmp.manifests.stream import Stream, pieces
 
 
-def parse(stream: str, *, exact: bool = False, foreseen: MutableMapping[str, Scanned] | None = None) -> list[Resource]:
+class Memory(Protocol):
+    """What the scan found in documents read before (kept by their bytes, by a caller that may keep it
+    across renders): asked before a document is scanned, told what a scan found."""
+
+    def recall(self, text: str) -> Scanned | None: ...
+
+    def remember(self, text: str, scanned: Scanned) -> None: ...
+
+
+def parse(
+    stream: str,
+    *,
+    exact: bool = False,
+    foreseen: MutableMapping[str, Scanned] | None = None,
+    memory: Memory | None = None,
+) -> list[Resource]:
     """Every object of the stream, `List`s flattened as Argo CD flattens them, in order. Each document is
     identified by the scan and parsed only when something asks for its object; with `exact`, and wherever
     the scan is unsure, it is read whole by the exact reading, the reference the scan is held to. Empty
     and comment-only documents hold no object; the emitter writes them back where they stood. A document
-    whose text is in `foreseen` (see `foresee`) takes its identity from there, once."""
+    whose text is in `foreseen` (see `foresee`) takes its identity from there, once; one `memory` recalls
+    is not scanned again, and what the scan finds in the others is remembered."""
     whole = Stream(stream, pieces(stream))
     careful = has_odd_line_breaks(stream)
     texts = [stream[piece.start : piece.end] if piece.content else "" for piece in whole.pieces]
     known = [foreseen.pop(text, None) if foreseen and text else None for text in texts]  # each taken once
+    if memory is not None and not exact:
+        known = [
+            memory.recall(text) if found is None and text else found for found, text in zip(known, texts, strict=True)
+        ]
     # the marks found once for the stream (but the documents foreseen), not once per document
     stretches = _unforeseen(whole, known) if any(found is not None for found in known) else None
     shares = _Shares(structure.marks("\n" + stream, stretches))
@@ -40,6 +60,8 @@ def parse(stream: str, *, exact: bool = False, foreseen: MutableMapping[str, Sca
             marks = shares.of(piece.start, piece.end)
             found = known[number]
             scanned = found if found is not None else identify(text, marks)
+            if found is None and scanned is not None and memory is not None:
+                memory.remember(text, scanned)
         items = None if scanned is None or scanned.items is None else _items_scanned(scanned.items, piece.source)
         if scanned is not None and scanned.items is None:
             whole.objects.add(number)
@@ -87,19 +109,26 @@ def _unforeseen(whole: Stream, known: list[Scanned | None]) -> list[tuple[int, i
     return stretches
 
 
-def foresee(fragments: Iterable[str]) -> dict[str, Scanned]:
+def foresee(fragments: Iterable[str], memory: Memory | None = None) -> dict[str, Scanned]:
     """The identity of every document of stream fragments known before the stream arrives (helm's crds/
-    files), by its text as `parse` will cut it: the same reading, done earlier. A fragment that is not
-    in the stream costs its reading and is never looked up."""
+    files), by its text as `parse` will cut it: the same reading, done earlier (or recalled from
+    `memory`). A fragment that is not in the stream costs its reading and is never looked up."""
     foreseen: dict[str, Scanned] = {}
     for fragment in fragments:
         for piece in pieces(fragment):
             if piece.content:
                 text = fragment[piece.start : piece.end]
+                scanned = memory.recall(text) if memory is not None else None
+                if scanned is not None:
+                    if scanned.items is None:
+                        foreseen[text] = scanned
+                    continue
                 try:
                     scanned = scan(text)
                 except ManifestError:
                     continue  # said by parse, should the document be in the stream
+                if scanned is not None and memory is not None:
+                    memory.remember(text, scanned)
                 if scanned is not None and scanned.items is None:
                     foreseen[text] = scanned
     return foreseen

@@ -1,15 +1,21 @@
 """How far the quotes and flow collections of a document that span lines may reach: its floor.
 
-structure.py says why the floor is all a line-by-line reading needs. It is worked out from every
-character that may open a quote or flow spanning lines (a quote, `[` or `{` that follows a blank, a flow
-indicator or `:`, and does not close on its line: a superset of the real openers), each followed to where
-it would close and the least indentation of the lines it would span taken. Some open nothing, and are
-passed over when what they would reach matters: one inside a plain scalar or a comment on its line (read
-as if that line were structure), one in a block scalar's content (found by walking back to the block's
-header), and one inside a quote or flow that surely opens (it starts a node on a line that is structure,
-inside nothing followed before it), whose content it is. A header that vouched so is itself checked
-against every quote and flow followed. An alias, or a tag of YAML's own, sends the document to the exact
-reading.
+structure.py says why the floor is all a line-by-line reading needs. Every character that may open a quote
+or flow spanning lines (a quote, `[` or `{` after a blank, a flow indicator or `:` that does not close on
+its line), every alias or tag of YAML's own, is found beforehand by a few literal-first searches (once for
+a whole stream): the marks.
+
+A glance comes first: each mark followed as if it opened (every real one is among them), the least
+indentation they reach taken. When that is deep enough for what the scan and the text edits read, it is
+the floor. Otherwise one reader works it out in one pass over the document's lines, in order, keeping what
+each line leaves open (a plain scalar that may go on onto deeper lines, the collection a node alone on the
+next line belongs to), and stopping only at the lines holding a mark or what may be a block scalar's
+header. Such a line is read as the parser reads block structure, its state taken from the lines above
+(each read once, and only back to a key's line, which reads the same whatever precedes it): on a plain
+scalar going on, it holds only text; otherwise its node decides, and a quote, flow or block scalar it
+opens is followed to its end and passed over whole, so what looked like an opener inside is its content.
+Whatever the reader cannot vouch for (an alias, a tag of YAML's own, a quote or flow that never closes, a
+line whose state is unknown opening something that spans lines) gives 0: the exact reading decides.
 """
 
 from __future__ import annotations
@@ -23,34 +29,26 @@ from cmp.manifests.lines import content_lines, line_end
 
 NO_FLOOR = 1 << 30
 
-_DOUBLE = r'"(?:[^"\\\n]|\\.)*+"'
-_SINGLE = r"'(?:[^'\n]|'')*+'"
-_FLAT_FLOW_ITEM = rf"(?:[^\n\"'\[\]{{}}#&*!]|{_DOUBLE}|{_SINGLE})"
+# A quote's content on one line, and quoted scalars on one line (unrolled: a run of plain characters at a time).
+_DOUBLE_REST = r'[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+_SINGLE_REST = r"[^'\n]*+(?:''[^'\n]*+)*+'"
+_DOUBLE = f'"{_DOUBLE_REST}'
+_SINGLE = f"'{_SINGLE_REST}"
+_FLAT_FLOW_ITEM = rf"(?:[^\n\"'\[\]{{}}#&*!]++|{_DOUBLE}|{_SINGLE})"
 # A character that may open a quote or flow spanning lines: it follows a blank, a flow indicator or `:`,
 # and no closing quote (a closing bracket, with nothing nested or risky between) follows on its line.
 # (One pattern each: a pattern that starts with a literal character is searched for fast.)
 _OPENERS = tuple(
     re.compile(pattern)
     for pattern in (
-        r'"(?<=[ \t\n\[{,:]")(?!(?:[^"\\\n]|\\.)*+")',
-        r"'(?<=[ \t\n\[{,:]')(?!(?:[^'\n]|'')*+')",
+        rf'"(?<=[ \t\n\[{{,:]")(?!{_DOUBLE_REST})',
+        rf"'(?<=[ \t\n\[{{,:]')(?!{_SINGLE_REST})",
         rf"\[(?<=[ \t\n\[{{,:]\[)(?!{_FLAT_FLOW_ITEM}*+\])",
         rf"\{{(?<=[ \t\n\[{{,:]\{{)(?!{_FLAT_FLOW_ITEM}*+\}})",
     )
 )
-# What may come before such a character on a line that is structure, for it to open nothing: the line's
-# indentation and indicators, keys and properties, then a plain scalar it sits in, or a comment.
-_PLAIN_FIRST = r"(?:[^-?:,\[\]{}#&*!|>'\"%@`\s]|[-?:](?=[^ \t\n]))"
-_PLAIN_REST = r"(?:[^\n:#]|:(?=[^ \t\n])|(?<=[^ \t\n])#)"
-_PROPERTIES = r"(?:[&!][^ \t\n]*+[ \t]++)*+"
-_INERT_BEFORE = re.compile(
-    r"[ ]*+(?:[-?:][ \t]++)*+"
-    rf"(?:{_PROPERTIES}{_PLAIN_FIRST}{_PLAIN_REST}*+:[ \t]++)*+"
-    rf"{_PROPERTIES}(?:{_PLAIN_FIRST}{_PLAIN_REST}*+|(?:{_PLAIN_FIRST}{_PLAIN_REST}*+)?(?<=[ \t\n])#[^\n]*+)"
-)
 # A quoted scalar, spanning lines or not.
 _QUOTED = {'"': re.compile(r'"[^"\\]*+(?:\\[\s\S][^"\\]*+)*+"'), "'": re.compile(r"'[^']*+(?:''[^']*+)*+'")}
-_FLOW_TEXT = re.compile(r"[^\[\]{}\"'#\n]++")
 _DOCUMENT_MARKER = re.compile(r"(?:---|\.\.\.)(?=[ \t\n]|\Z)")
 _SHALLOWER: dict[int, re.Pattern[str]] = {}
 
@@ -60,20 +58,6 @@ _SHALLOWER: dict[int, re.Pattern[str]] = {}
 # tag cannot hold are errors to Kubernetes too). Other tags (`!has(` in a wrapped CEL rule, say) go-yaml
 # reads as plain strings.
 _VALUE_MARKS = (re.compile(r"\*(?<=[ \t\n\[{,:]\*)[A-Za-z0-9_-]"), re.compile(r"!(?<=[ \t\n\[{,:]!)[!<]"))
-
-
-class _Followed(NamedTuple):
-    """A quote or flow followed to its end: where it opens and ends, and the farthest end of those followed
-    before it (what may hold it)."""
-
-    start: int
-    end: int
-    covered_to: int
-
-
-# Following a quote or flow that reaches lines indented less than this, it is worth finding out whether
-# it opens anything at all.
-_WORTH_A_LOOK = 8
 
 
 class Marks(NamedTuple):
@@ -107,198 +91,264 @@ def marks(padded: str, stretches: Sequence[tuple[int, int]] | None = None) -> Ma
 def floor(padded: str, found: Marks | None = None) -> int:
     """The shallowest indentation a quote or flow spanning lines may reach in the document (NO_FLOOR when
     none spans lines); 0 when one may reach a top-level line, or an alias or a tag of YAML's own may be
-    there: the exact reading then decides. `found` are its marks, when already found."""
+    there, or the reading is unsure: the exact reading then decides. `found` are its marks, when already
+    found."""
     found = marks(padded) if found is None else found
     if not found.openers and not found.values:
         return NO_FLOOR
-    return _Reach(padded).floor(found)
+    glance = _glance(padded, found)
+    if glance >= _DEEP_ENOUGH:
+        return glance
+    headers = sorted(found.start() for pattern in _HEADER_ENDS for found in pattern.finditer(padded))
+    try:
+        return _Reader(padded).floor((found.openers, found.values, headers))
+    except _Unsure:
+        return 0
 
 
-class _Reach:
-    """One document's openers, followed in the text's order; what is worked out once is kept."""
+# A floor this deep leaves every line the scan and the text edits commonly read (the top level, metadata,
+# a CRD's spec, a pod template's first levels) to the line-by-line reading.
+_DEEP_ENOUGH = 8
+
+
+def _glance(padded: str, found: Marks) -> int:
+    """A floor no deeper than the document's, found without asking which marks really open anything: each
+    followed as if it did (every real one is among them, and followed as the parser follows it), the
+    least indentation they reach taken; 0 as soon as that is shallower than _DEEP_ENOUGH, or there is an
+    alias or a tag of YAML's own, or following them costs more than one pass over the text (a mark inside
+    another's content is followed again)."""
+    low = NO_FLOOR
+    budget = len(padded)
+    flows: list[tuple[int, int]] = []
+    for at in found.openers:
+        try:
+            end = _quote_end(padded, at) if padded[at] in "\"'" else _flow_end(padded, at, _FLOW_GLANCE)
+        except _Unsure:
+            return 0
+        budget -= end - at
+        low = _shallowest(padded, at, end, low)
+        if low < _DEEP_ENOUGH or budget < 0:
+            return 0
+        if padded[at] in "[{":
+            flows.append((at, end))
+    for at in found.values:  # one where no node may start (in a scalar or comment on its line) is text
+        line_start = padded.rfind("\n", 0, at) + 1
+        if _NODE_BEFORE.fullmatch(padded, line_start, at) is not None or any(s < at < e for s, e in flows):
+            return 0
+    return low
+
+
+class _Unsure(Exception):
+    """The reading cannot vouch for what the document's lines are: the exact reading decides."""
+
+
+# The state after a line: (threshold, pending). A plain scalar may go on onto the lines indented more than
+# `threshold` (None: none goes on); a node alone on the next line belongs to a collection at `pending`.
+_State = tuple[int | None, int | None]
+_MAYBE: _State = (-2, None)  # unknown: the next line may go on a plain scalar, or be structure
+_TOP: _State = (None, -1)  # before the first line
+
+
+class _Reader:
+    """One pass over a document's lines, in order, from one event (a mark, or what may be a block scalar's
+    header) to the next: each event's line is read as block structure, unless it goes on a plain scalar
+    (found from the lines above, each read once) or lies in what an earlier line opened (a quote, a flow,
+    a block scalar's content), which is passed over whole."""
 
     def __init__(self, padded: str) -> None:
         self.padded = padded
-        self.followed: list[_Followed] = []
-        self.headers: list[int] = []  # block scalars whose content was taken to hold what looked like an opener
-        self.real: dict[int, bool] = {}  # whether a followed opener surely opens a quote or flow
-        self.blocks: list[tuple[int, int]] | None = None  # the block scalars, listed when first needed
+        self.length = len(padded)
+        self.resume = 0  # everything before this was read
+        self.after: _State = _TOP  # the state after the last line read
+        self.states: dict[int, _State] = {}  # line start -> state after it, for lines read from below
+        self.low = NO_FLOOR
 
-    def floor(self, found: Marks) -> int:
+    def floor(self, events: Sequence[list[int]]) -> int:
+        """The floor, reading the lines of `events` (lists of offsets, each in order) in order; the events
+        in what a line read opens (a quote, flow or block scalar's content) are passed over."""
         padded = self.padded
-        low = NO_FLOOR
-        farthest = 0
-        for at in found.openers:
-            if _inert(padded, at):
-                continue  # inside a plain scalar or a comment: no opener
-            if padded[at] in "\"'":
-                end = _quote_end(padded, at)
-            else:  # a flow that does not close soon is asked about first: it costs more to follow than a quote
-                end = _flow_end(padded, at, _FLOW_GLANCE)
-                if end < 0 and at < farthest and self.nested(at):
-                    continue  # a quote's content
-                end = end if end >= 0 else _flow_end(padded, at, _FLOW_SPAN)
-            if _shallower(_WORTH_A_LOOK).search(padded, at, end) is not None:
-                if (at < farthest and self.nested(at)) or self.in_block_scalar(at):
-                    continue  # a quote's content, or a block scalar's
-                low = _shallowest(padded, at, end, low)
-                if low == 0:
-                    return 0
-            elif low > _WORTH_A_LOOK:
-                low = _shallowest(padded, at, end, low)
-            self.followed.append(_Followed(at, end, farthest))
-            farthest = max(farthest, end)
-        flows = [(entry.start, entry.end) for entry in self.followed if padded[entry.start] in "[{"]
-        for at in found.values:
-            # (a flow's lines are no block lines: `,` and `[` mean something there)
-            inside_flow = any(start < at < end for start, end in flows)
-            if (not _inert(padded, at) or inside_flow) and not self.in_block_scalar(at):
-                return 0
-        checked = 0
-        while checked < len(self.headers):  # a header that vouched may itself sit inside a quote or flow
-            header = self.headers[checked]
-            checked += 1
-            for entry in self.covering(header):
-                if not self.nested(entry.start) and not self.in_block_scalar(entry.start):
-                    return 0
-        return low
+        firsts = [0] * len(events)  # each list's first event not passed yet
+        while True:
+            at = min(
+                (found[first] for found, first in zip(events, firsts, strict=True) if first < len(found)), default=-1
+            )
+            if at < 0:
+                return self.low
+            line_start = padded.rfind("\n", 0, at) + 1
+            keyed = _KEYED.match(padded, line_start) is not None  # a key's line reads the same whatever is above
+            self.resume, self.after = self.read(line_start, _TOP if keyed else self.before(line_start), keyed)
+            firsts = [
+                bisect.bisect_left(found, self.resume, first) for found, first in zip(events, firsts, strict=True)
+            ]
 
-    def covering(self, at: int) -> list[_Followed]:
-        """The quotes and flows followed whose span holds `at` (those before it that reach past it)."""
-        found = []
-        for entry in reversed(self.followed):
-            if entry.start < at < entry.end:
-                found.append(entry)
-            if entry.covered_to <= at and entry.start < at:
-                break  # nothing before this one reaches `at`
-        return found
-
-    def nested(self, at: int) -> bool:
-        """Whether `at` lies inside a quote or flow followed before it that surely opens one: then it is
-        that scalar's or collection's content. (Only one that opens surely vouches: a quote that merely
-        looks like one may hide a real opener within what it would span.)"""
-        return any(self.surely_opens(entry.start) for entry in self.covering(at))
-
-    def surely_opens(self, at: int) -> bool:
-        """Whether the quote or flow followed at `at` surely opens: it starts a node on its line, and that
-        line is structure (no block scalar's content, no plain scalar going on from the line above, inside
-        no quote or flow followed before it, unless that one is the content of one that surely opens)."""
-        known = self.real.get(at)
-        if known is not None:
-            return known
-        self.real[at] = False  # (while it is worked out: what it would vouch for cannot vouch for it)
+    def before(self, line_start: int) -> _State:
+        """The state before a line, from the nearest line above that is neither blank nor a comment (a
+        comment ends a plain scalar; a node's parent carries over it), each line above read once."""
         padded = self.padded
-        line_start = padded.rfind("\n", 0, at) + 1
-        answer = (
-            _NODE_BEFORE.fullmatch(padded, line_start, at) is not None
-            and self.holder_of(line_start) is None
-            and not _plain_may_go_on(padded, line_start)
-            and all(self.nested(entry.start) for entry in self.covering(at))
-        )
-        self.real[at] = answer
-        return answer
+        chain: list[tuple[int, bool]] = []  # lines above not read yet, nearest first, with a comment below
+        position = line_start
+        while True:
+            above, comment = self.above(position)
+            if above < 0:
+                base = _TOP
+            elif above < self.resume:
+                base = self.after
+            elif above in self.states:
+                base = self.states[above]
+            elif _KEYED.match(padded, above) is not None:  # a key's line reads the same whatever is above
+                base = self.states[above] = self.read(above, _TOP, True)[1]
+            else:
+                chain.append((above, comment))
+                position = above
+                continue
+            break
+        state = _over_comment(base, comment)
+        for above, gap in reversed(chain):
+            state = self.states[above] = self.read(above, state, False)[1]
+            state = _over_comment(state, gap)
+        return state
 
-    def in_block_scalar(self, at: int) -> bool:
-        """Whether `at` lies in the content of a block scalar; its header is recorded, to be checked
-        against every quote and flow followed."""
-        header = self.holder_of(self.padded.rfind("\n", 0, at) + 1)
-        if header is not None:
-            self.headers.append(header)
-        return header is not None
+    def above(self, line_start: int) -> tuple[int, bool]:
+        """The start of the nearest line above that is neither blank nor a comment (-1 if none), and
+        whether a comment line lies between."""
+        padded = self.padded
+        comment = False
+        position = line_start
+        while position > 1:
+            start = padded.rfind("\n", 0, position - 1) + 1
+            first = _BLANKS.match(padded, start).end()  # type: ignore[union-attr]  # matches empty
+            if padded[first] == "#":
+                comment = True
+            elif padded[first] != "\n":
+                return start, comment
+            position = start
+        return -1, comment
 
-    def holder_of(self, line_start: int) -> int | None:
-        """The header of a block scalar whose content holds the line, or None."""
-        if self.blocks is None:
-            self.blocks = _block_scalars(self.padded)
-        found = bisect.bisect_left(self.blocks, (line_start,)) - 1
-        if found >= 0 and line_start < self.blocks[found][1]:
-            return self.blocks[found][0]
-        return None
+    def read(self, line_start: int, before: _State, keyed: bool) -> tuple[int, _State]:
+        """Read the line at `line_start` (and whatever multi-line quote, flow or block scalar it opens),
+        which starts with a key or not: where reading goes on, and the state after it."""
+        padded = self.padded
+        position = _SPACES.match(padded, line_start).end()  # type: ignore[union-attr]  # matches empty
+        threshold, pending = before
+        unsure = False
+        if not keyed:
+            if before is _MAYBE:
+                unsure = True  # structure, or a plain scalar going on: nothing on it is vouched for
+            elif threshold is not None and position - line_start > threshold:
+                return line_end(padded, line_start, self.length), (threshold, None)  # a plain scalar going on
+        parent: int | None = None
+        while padded.startswith(_INDICATORS, position) and padded[position + 1 : position + 2] in _BLANK_OR_END:
+            parent = position - line_start
+            position = _BLANKS.match(padded, position + 1).end()  # type: ignore[union-attr]  # matches empty
+        if parent is None and not keyed:  # a node alone on its line: its parent is above
+            parent = pending
+            unsure = unsure or pending is None
+        end, state = self.node(line_start, position, parent, unsure)
+        return end, _MAYBE if unsure else state
+
+    def node(self, line_start: int, position: int, parent: int | None, unsure: bool) -> tuple[int, _State]:
+        """Read a node starting at `position`, then the rest of its line (a key's value)."""
+        padded = self.padded
+        length = self.length
+        keyed = False
+        node_column = position - line_start
+        while True:
+            char = padded[position] if position < length else "\n"
+            if char == "\n" or char == "#":  # an empty value
+                end = line_end(padded, position, length)
+                return end, (None, parent)
+            if char in "&!":  # properties
+                if char == "!" and padded[position + 1 : position + 2] in ("!", "<"):
+                    raise _Unsure  # a tag of YAML's own
+                position = _BLANKS.match(padded, _TOKEN.match(padded, position).end()).end()  # type: ignore[union-attr]
+                continue
+            if char in "\"'[{":
+                end = _quote_end(padded, position) if char in "\"'" else _flow_end(padded, position)
+                spans = padded.find("\n", position, end) >= 0
+                after = _BLANKS.match(padded, end).end()  # type: ignore[union-attr]  # matches empty
+                if padded.startswith(":", after) and padded[after + 1 : after + 2] in _BLANK_OR_END:
+                    if spans or keyed:
+                        raise _Unsure  # a key spanning lines, or a second key on a line
+                    keyed, parent = True, node_column
+                    position = _BLANKS.match(padded, after + 1).end()  # type: ignore[union-attr]
+                    node_column = position - line_start
+                    continue
+                if spans:
+                    if unsure:
+                        raise _Unsure
+                    self.low = _shallowest(padded, position, end, self.low)
+                    if self.low == 0:
+                        raise _Unsure
+                if after < length and padded[after] not in "#\n":
+                    raise _Unsure  # something after a quote or flow: not YAML as the scan reads it
+                return line_end(padded, after, length), (None, None)
+            if char in "|>":
+                header = _HEADER_TAIL.match(padded, position)
+                if header is None or parent is None or unsure:
+                    raise _Unsure
+                end = header.end()
+                digit = header.group("digit") or header.group("late")
+                content = parent + int(digit) if digit else _content_indent(padded, end, parent)
+                if content is None:
+                    return end, (None, None)
+                stop = content_lines(content).match(padded, end).end()  # type: ignore[union-attr]  # matches empty
+                return max(stop, end), (None, None)
+            if (
+                char == "*"
+                or char in _RESERVED
+                or (char in "-?:" and padded[position + 1 : position + 2] in _BLANK_OR_END)
+            ):
+                raise _Unsure  # an alias, a reserved indicator, an indicator after a key
+            plain_end = _PLAIN_ON_LINE.match(padded, position).end()  # type: ignore[union-attr]  # matches empty
+            if padded.startswith(":", plain_end):
+                if keyed:
+                    raise _Unsure  # `a: b: c`
+                keyed, parent = True, node_column
+                position = _BLANKS.match(padded, plain_end + 1).end()  # type: ignore[union-attr]
+                node_column = position - line_start
+                continue
+            end = line_end(padded, plain_end, length)
+            if plain_end < end:  # a comment ends it
+                return end, (None, None)
+            if parent is None:
+                return end, _MAYBE
+            return end, (parent, None)
 
 
-# Where a line may be a block scalar's header: `|` or `>`, then only their indicators (or a comment).
-# (One pattern each: a pattern that starts with a literal character is searched for fast.)
-_HEADER_ENDS = tuple(re.compile(rf"{mark}(?=[-+1-9]{{0,2}}[ \t]*+(?:#[^\n]*+)?(?:\n|\Z))") for mark in (r"\|", ">"))
+def _over_comment(state: _State, comment: bool) -> _State:
+    """The state past a comment line: no plain scalar goes on over it."""
+    return (None, state[1]) if comment and state is not _MAYBE else state
 
 
-def _block_scalars(padded: str) -> list[tuple[int, int]]:
-    """(header line start, content end) of each block scalar, in order, read the way libyaml reads them;
-    a header inside another's content is content."""
-    found: list[tuple[int, int]] = []
-    covered = 0
-    for mark in sorted(found.start() for pattern in _HEADER_ENDS for found in pattern.finditer(padded)):
-        if mark < covered:
-            continue
-        start = padded.rfind("\n", 0, mark) + 1
-        end = line_end(padded, mark, len(padded))
-        header = _BLOCK_HEADER.fullmatch(padded, start, end)
-        content = None if header is None else _content_indent(padded, end, header)
-        if content is None:
-            continue
-        stop = content_lines(content).match(padded, end).end()  # type: ignore[union-attr]  # matches empty
-        if stop > end:
-            found.append((start, stop))
-            covered = stop
-    return found
-
-
+_INDICATORS = ("-", "?", ":")
+_BLANK_OR_END = ("", " ", "\t", "\n")
+_RESERVED = "%@`\t"
+_BLANKS = re.compile(r"[ \t]*+")
+_TOKEN = re.compile(r"[^ \t\n]*+")
+# A plain scalar's first character and the others on its line; properties (anchors, tags).
+_PLAIN_FIRST = r"(?:[^-?:,\[\]{}#&*!|>'\"%@`\s]|[-?:](?=[^ \t\n]))"
+_PLAIN_REST = r"(?:[^\n:#]|:(?=[^ \t\n])|(?<=[^ \t\n])#)"
+_PROPERTIES = r"(?:[&!][^ \t\n]*+[ \t]++)*+"
 # Where a node starts on a line of block structure: indentation, indicators, a key, properties.
 _NODE_BEFORE = re.compile(
     r"[ ]*+(?:[-?:][ \t]++)*+"
     rf"(?:{_PROPERTIES}(?:{_PLAIN_FIRST}{_PLAIN_REST}*+|{_DOUBLE}|{_SINGLE})[ \t]*+:[ \t]++)?{_PROPERTIES}"
 )
-
-
-# A line of block structure: indentation, indicators, maybe a key, then what its value starts with.
-_LINE = re.compile(
-    r"(?P<indent>[ ]*+)(?P<indicators>(?:[-?:][ \t]++)*+)"
-    rf"(?:(?P<key>(?:{_PLAIN_FIRST}{_PLAIN_REST}*+|{_DOUBLE}|{_SINGLE}))[ \t]*+:(?:[ \t]++|$))?"
-    rf"{_PROPERTIES}(?P<value>[^\n]*+)"
+# A line starting with a key: indentation, indicators, properties, a plain or quoted key, `:` and a blank.
+_KEYED = re.compile(
+    r"[ ]*+(?:[-?:][ \t]++)*+"
+    rf"{_PROPERTIES}(?:{_PLAIN_FIRST}{_PLAIN_REST}*+|{_DOUBLE}|{_SINGLE})[ \t]*+:(?:[ \t]|$)",
+    re.MULTILINE,
 )
+# What a plain scalar holds on its line: up to `: ` (a key) or ` #` (a comment), or the line's end.
+_PLAIN_ON_LINE = re.compile(r"(?:[^\n:#]|:(?=[^ \t\n])|(?<=[^ \t\n])#)*+")
+# A block scalar's header from its `|` or `>`: its indicators, maybe a comment, to the line's end.
+_HEADER_TAIL = re.compile(r"[|>](?:(?P<digit>[1-9])[-+]?|[-+](?P<late>[1-9])?)?[ \t]*+(?:#[^\n]*+)?(?=\n|\Z)")
 
 
-def _plain_may_go_on(padded: str, line_start: int) -> bool:
-    """Whether the line starting at `line_start` may go on a plain scalar of the line above (the nearest
-    one not blank): that line's value is a plain scalar whose parent is less indented than this line, or
-    the line above cannot be read as structure."""
-    end = line_start - 1
-    while end > 0:
-        start = padded.rfind("\n", 0, end) + 1
-        if padded[start:end].strip(" "):
-            break
-        end = start - 1
-    else:
-        return False
-    above = _LINE.fullmatch(padded, start, end)
-    if above is None:
-        return True
-    value = above.group("value")
-    if not value or value.startswith("#"):
-        return False  # a comment ends a plain scalar; an empty value makes the next line a node of its own
-    if value[0] in "|>\"'[{":
-        return True  # a block scalar's content, or a quote or flow going on: not structure
-    if above.group("key") is None and not above.group("indicators"):
-        return True  # the line above is itself the rest of something
-    parent = len(above.group("indent")) + (len(above.group("indicators")) if above.group("key") else 0)
-    if above.group("key") is None:
-        indicators = above.group("indicators")
-        parent = len(above.group("indent")) + max(indicators.rfind(mark) for mark in "-?:")
-    return _indentation(padded, line_start) > parent and " #" not in value
-
-
-def _inert(padded: str, at: int) -> bool:
-    """Whether the character at `at` sits inside a plain scalar or a comment on its line, read as a line
-    of block structure."""
-    return _INERT_BEFORE.fullmatch(padded, padded.rfind("\n", 0, at) + 1, at) is not None
-
-
-# A block scalar's header line: indentation, indicators, a plain key, properties, then `|` or `>` with
-# its chomping and indentation indicators, and maybe a comment.
-_BLOCK_HEADER = re.compile(
-    r"(?P<indent>[ ]*+)(?P<indicators>(?:[-?:][ \t]++)*+)"
-    rf"(?P<key>{_PROPERTIES}(?:{_PLAIN_FIRST}{_PLAIN_REST}*+|{_DOUBLE}|{_SINGLE})[ \t]*+:[ \t]++)?"
-    rf"{_PROPERTIES}[|>](?:(?P<digit>[1-9])[-+]?|[-+](?P<late>[1-9])?)?[ \t]*+(?:#[^\n]*+)?"
-)
+# Where a line may be a block scalar's header: `|` or `>`, then only their indicators (or a comment).
+# (One pattern each: a pattern that starts with a literal character is searched for fast.)
+_HEADER_ENDS = tuple(re.compile(rf"{mark}(?=[-+1-9]{{0,2}}[ \t]*+(?:#[^\n]*+)?(?:\n|\Z))") for mark in (r"\|", ">"))
 
 
 def _shallower(limit: int) -> re.Pattern[str]:
@@ -317,20 +367,9 @@ def _indentation(padded: str, line_start: int) -> int:
 _SPACES = re.compile(r"[ ]*+")
 
 
-def _content_indent(padded: str, header_end: int, header: re.Match[str]) -> int | None:
+def _content_indent(padded: str, header_end: int, parent: int) -> int | None:
     """The indentation of a block scalar's content, found the way libyaml finds it, from its header line
-    (which ends at `header_end`); None when it has no content, or its parent's indentation is not on the
-    header line."""
-    if header.group("key") is not None:
-        parent = len(header.group("indent")) + len(header.group("indicators"))
-    elif header.group("indicators"):
-        indicators = header.group("indicators")
-        parent = len(header.group("indent")) + max(indicators.rfind(mark) for mark in "-?:")
-    else:
-        return None  # `|` alone on its line
-    digit = header.group("digit") or header.group("late")
-    if digit:
-        return parent + int(digit)
+    (which ends at `header_end`) and its parent's indentation; None when it has no content."""
     widest = 0
     position = header_end
     while position < len(padded):
@@ -362,40 +401,63 @@ def _quote_end(padded: str, at: int) -> int:
     return len(padded) if closed is None else closed.end()
 
 
-_FLOW_GLANCE = 1 << 9  # how far a flow is followed before asking whether it opens at all
-_FLOW_SPAN = 1 << 12  # a flow longer than this is taken to reach the end (it is no flow helm writes)
+_FLOW_GLANCE = 1 << 9  # how far `_glance` follows a flow (one that goes on longer is asked about)
 
 
-def _flow_end(padded: str, at: int, span: int) -> int:
-    """Where a flow collection opened at `at` closes, read the way libyaml reads one: quotes open scalars
-    only where a node may start, `#` after a blank starts a comment. Where it guesses, it guesses long,
-    never short. The end of the text when it never closes (or at a document marker), or does not within
-    `span` characters: then -1 if `span` is the glance, the end of the text otherwise."""
+def _flow_end(padded: str, at: int, span: int = NO_FLOOR) -> int:
+    """Where a flow collection opened at `at` closes, read the way the parser reads one: a quote opens a
+    scalar only where a node starts, `#` after a blank starts a comment, `:` is an indicator after a
+    node or before a blank or an indicator; _Unsure when it never closes (within `span` characters),
+    meets a document marker, or holds an alias or a tag of YAML's own."""
+    length = min(len(padded), at + span)
     depth = 0
     index = at
-    length = len(padded)
-    stop = min(length, at + span)
-    while index < stop:
+    state = _NODE
+    while index < length:
         char = padded[index]
         if char in "[{":
             depth += 1
             index += 1
+            state = _NODE
         elif char in "]}":
             depth -= 1
             index += 1
             if depth == 0:
                 return index
-        elif char in "\"'":
-            if padded[index - 1] in " \t\n[{,:":
-                index = _quote_end(padded, index)
-            else:
-                index += 1  # inside a plain scalar
-        elif char == "#":
-            index = line_end(padded, index, length) if padded[index - 1] in " \t\n" else index + 1
+            state = _AFTER
+        elif char == ",":
+            index += 1
+            state = _NODE
+        elif char == " " or char == "\t":
+            index += 1
         elif char == "\n":
             if _DOCUMENT_MARKER.match(padded, index + 1):
-                return length
+                raise _Unsure
             index += 1
+        elif char == "#" and padded[index - 1] in " \t\n":
+            index = line_end(padded, index, length)
+        elif state == _PLAIN and not (char == ":" and padded[index + 1 : index + 2] in _FLOW_BREAK):
+            index = _FLOW_PLAIN.match(padded, index + 1).end()  # type: ignore[union-attr]  # matches empty
+        elif char == ":" or (char == "?" and padded[index + 1 : index + 2] in _BLANK_OR_END):
+            index += 1
+            state = _NODE
+        elif state == _NODE and char in "\"'":
+            end = _QUOTED[char].match(padded, index)
+            if end is None:
+                raise _Unsure
+            index = end.end()
+            state = _AFTER
+        elif state == _NODE and (char == "*" or (char == "!" and padded[index + 1 : index + 2] in ("!", "<"))):
+            raise _Unsure  # an alias, or a tag of YAML's own
+        elif state == _NODE and char in "&!":
+            index = _FLOW_TOKEN.match(padded, index).end()  # type: ignore[union-attr]  # one char at least
         else:
-            index = _FLOW_TEXT.match(padded, index).end()  # type: ignore[union-attr]  # one char at least
-    return -1 if index < length and span == _FLOW_GLANCE else length
+            index = _FLOW_PLAIN.match(padded, index + 1).end()  # type: ignore[union-attr]  # matches empty
+            state = _PLAIN
+    raise _Unsure
+
+
+_NODE, _PLAIN, _AFTER = range(3)  # in a flow: where a node may start, inside a plain scalar, after a node
+_FLOW_BREAK = ("", " ", "\t", "\n", ",", "[", "]", "{", "}")
+_FLOW_PLAIN = re.compile(r"[^\[\]{},:#\n \t]*+")
+_FLOW_TOKEN = re.compile(r"[^ \t\n,\[\]{}]++")

@@ -62,14 +62,26 @@ def apply(text: str, operations: Sequence[dict[str, Any]], floor: int, metadata:
     line by line."""
     padded = "\n" + text
     span = None if metadata is None else (metadata[0] + 1, metadata[1] + 1)
+    top: list[tuple[str, int]] | None = None  # the top level's lines, read once for all the operations
     for operation in operations:
         tokens = _tokens(operation)
         if tokens is None:
             return None
-        result = _apply_one(padded, operation["op"], tokens, operation.get("value"), floor)
+        try:
+            top = lines_of(padded, Block(0, len(padded), 0), floor) if top is None else top
+        except Unsure:
+            return None
+        result = _apply_one(padded, operation["op"], tokens, operation.get("value"), floor, top)
         if result is None:
             return None
         padded, at, moved = result
+        if moved:  # the top level's lines after the edit (the newline before each) move along; an edit of
+            # the top level reads it again
+            top = (
+                None
+                if len(tokens) == 1
+                else [(name, start + moved if start >= at - 1 else start) for name, start in top]
+            )
         if span is not None and moved:
             if tokens[0] == "metadata":
                 span = (span[0], span[1] + moved)  # inside the entry
@@ -97,16 +109,20 @@ def _tokens(operation: dict[str, Any]) -> list[str] | None:
 _PATHS: dict[str, list[str] | None] = {}  # a rule's paths are read once, not once per document
 
 
-def _apply_one(padded: str, op: str, tokens: list[str], value: Any, floor: int) -> tuple[str, int, int] | None:
-    """The text with one operation carried out, where the edit starts and how much longer it made it."""
+def _apply_one(
+    padded: str, op: str, tokens: list[str], value: Any, floor: int, top: list[tuple[str, int]]
+) -> tuple[str, int, int] | None:
+    """The text with one operation carried out, where the edit starts and how much longer it made it
+    (`top`: the top level's lines, as `lines_of` reads them)."""
     try:
         block = Block(0, len(padded), 0)
+        lines = top
         for token in tokens[:-1]:
-            span = find_entry(lines_of(padded, block, floor), token, block.end)
+            span = find_entry(lines, token, block.end)
             if span is None:
                 return None  # a missing parent: jsonpatch's own error says so
             block = inner(padded, span, block.indent)
-        lines = lines_of(padded, block, floor)
+            lines = lines_of(padded, block, floor)
         existing = find_entry(lines, tokens[-1], block.end)
     except Unsure:
         return None

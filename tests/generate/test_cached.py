@@ -195,3 +195,21 @@ def test_a_hit_loads_neither_yaml_nor_the_pipeline_nor_subprocess(helm: str, tmp
     assert "(cached)" in traced.stderr
     heavy = {"yaml", "json", "typer", "click", "subprocess", "tarfile", "cmp.manifests", "cmp.ownership.rules"}
     assert heavy & loaded == set()
+
+
+def test_a_miss_of_a_chart_seen_before_prints_what_a_fresh_render_prints(helm: str, tmp_path: Path) -> None:
+    """The second render (its values changed) takes what the scan found in the documents seen from the
+    identities kept beside the render cache, in another checkout too; what it prints is what a render
+    without any cache prints."""
+    first, second = _repo(tmp_path / "request-1"), _repo(tmp_path / "request-2")
+    for repo, replicas in ((first, 2), (second, 3)):
+        (repo / "app" / "values.yaml").write_text(f"replicas: {replicas}\n")
+    cold = _generate(first, helm, tmp_path / "cache", "-f", "/app/values.yaml")
+    kept = os.listdir(tmp_path / "cache" / "identities")
+    miss = _generate(second, helm, tmp_path / "cache", "-f", "/app/values.yaml")
+    fresh = _generate(second, helm, tmp_path / "other", "-f", "/app/values.yaml", "--no-cache")
+    assert cold.exit_code == miss.exit_code == fresh.exit_code == 0, miss.stderr
+    assert "(cached)" not in miss.stderr
+    assert (miss.stdout, miss.stderr) == (fresh.stdout, fresh.stderr)
+    assert len(kept) == 1 and os.listdir(tmp_path / "cache" / "identities") == kept
+    assert not (tmp_path / "other" / "identities").exists()

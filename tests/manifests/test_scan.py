@@ -319,3 +319,53 @@ def test_a_quote_inside_a_wrapped_quoted_description_opens_nothing() -> None:
     scanned = manifests.scan(text)
     assert scanned is not None
     _assert_read_as_exactly(text, scanned, goyaml.load(text))
+
+
+# prometheus-operator's descriptions: braces, brackets, backquotes and quotes, plain and quoted, wrapped
+OPERATOR_CRD = (
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ps.monitoring.io\n"
+    "spec:\n  group: monitoring.io\n  names:\n    kind: P\n  scope: Namespaced\n  versions:\n  - name: v1\n"
+    "    schema:\n      openAPIV3Schema:\n        properties:\n          selector:\n"
+    "            description: 'Selects `{job=\"node\"}` [30s, 1m] {unclosed \"open it''s\n"
+    '              [see: {{ $labels.instance }} `"quoted"`\'\n'
+    "            type: string\n          relabel:\n"
+    '            description: "Matches {__name__=~\\"up|scrape_.*\\"} [`Authorization`]\n'
+    '              {a: b, c: [d]} it\'s \\"open"\n'
+    "            type: string\n          plain:\n"
+    "            description: Example {app=x} and [a, b]\n"
+    '              "open [see {unclosed\n'
+    "              'single and `back` quotes\n"
+    "            type: string\n"
+)
+
+# kube-prometheus-stack's dashboards: JSON in block scalars, each line opening what the block holds
+DASHBOARD = (
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: board\n  labels:\n    grafana_dashboard: "1"\n'
+    'data:\n  board.json: |-\n    {\n      "panels": [\n        {\n'
+    '          "targets": [{"expr": "sum(rate(x{job=\\"a\\"}[5m]))", "legendFormat": "{{pod}}"}],\n'
+    '          "title": "Requests [0] of \'svc\'"\n        }\n      ],\n      "uid": "b"\n    }\n'
+    '  other.json: |\n    [\n      "unbalanced\n    ]\n'
+)
+
+
+@pytest.mark.parametrize("text", [OPERATOR_CRD, DASHBOARD], ids=["operator-crd", "dashboard"])
+def test_operator_bundles_are_identified_without_the_exact_reading(text: str) -> None:
+    scanned = manifests.scan(text)
+    assert scanned is not None
+    _assert_read_as_exactly(text, scanned, goyaml.load(text))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("  board.json: |-\n", "  board.json:\n"),  # the JSON is no block scalar's content: a flow
+        ("    [\n", "  y: [\nkind: X\n"),  # a flow reaching column 0
+    ],
+)
+def test_what_a_block_scalar_no_longer_holds_is_read_as_structure(change: tuple[str, str]) -> None:
+    text = DASHBOARD.replace(*change, 1)
+    scanned = manifests.scan(text)
+    full = _full(text)
+    if scanned is not None and full is not ValueError:
+        _assert_read_as_exactly(text, scanned, full)
+    assert scanned is None or full is not ValueError

@@ -1,0 +1,122 @@
+"""What the scan found, kept across renders by a document's bytes: recalled as the scan would find it, only
+new documents scanned, bounded, and never a failure."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from cmp import manifests
+from cmp.cache.identities import Identities
+from cmp.manifests import Scanned
+
+CRD = (
+    "# Source: c/crds/ws.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+    "metadata:\n  name: ws.example.io\nspec:\n  group: example.io\n  names:\n    kind: W\n    plural: ws\n"
+    "  scope: Namespaced\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n"
+    "        description: 'Selects `{job=\"node\"}` [30s, 1m] {unclosed \"open it''s\n"
+    "          [see {{ $labels.instance }}'\n        type: object\n"
+)
+LABELLED = "# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: flow, labels: {a: b}}\n"
+
+
+def _config_map(name: str) -> str:
+    return f"# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  x: y\n"
+
+
+STREAM = "---\n".join([CRD, LABELLED, _config_map("a"), _config_map("b")])
+
+
+class Counting(Identities):
+    """Identities that count what the scan had to read."""
+
+    scanned = 0
+
+    def remember(self, text: str, scanned: Scanned) -> None:
+        self.scanned += 1
+        super().remember(text, scanned)
+
+
+def _heads(resources: list[manifests.Resource]) -> list[tuple[object, ...]]:
+    return [(r.head, r.metadata if r.head is not None else None, r.read_exactly) for r in resources]
+
+
+def _kept(tmp_path: Path, stream: str = STREAM) -> Path:
+    folder = tmp_path / "identities"
+    memory = Identities(folder, tmp_path / "chart", tmp_path).load()
+    manifests.parse(stream, memory=memory)
+    memory.save()
+    return folder
+
+
+def test_a_render_seen_before_scans_only_its_new_documents(tmp_path: Path) -> None:
+    folder = _kept(tmp_path)
+    changed = STREAM + "---\n" + _config_map("c")
+    memory = Counting(folder, tmp_path / "chart", tmp_path).load()
+    recalled = manifests.parse(changed, memory=memory)
+    assert memory.scanned == 1
+    assert _heads(recalled) == _heads(manifests.parse(changed))
+    assert manifests.exact_readings(recalled) == 0
+    assert [r.obj for r in recalled] == [r.obj for r in manifests.parse(changed, exact=True)]
+
+
+def test_crds_foreseen_are_recalled_too(tmp_path: Path) -> None:
+    folder = _kept(tmp_path)
+    memory = Counting(folder, tmp_path / "chart", tmp_path).load()
+    foreseen = manifests.foresee([CRD], memory)
+    assert memory.scanned == 0 and len(foreseen) == 1
+
+
+def test_later_stages_changing_the_metadata_change_nothing_kept(tmp_path: Path) -> None:
+    folder = tmp_path / "identities"
+    memory = Identities(folder, tmp_path / "chart", tmp_path).load()
+    first = manifests.parse(LABELLED, memory=memory)
+    assert first[0].metadata is not None
+    first[0].metadata["labels"]["a"] = "changed"
+    memory.save()
+    again = manifests.parse(LABELLED, memory=Counting(folder, tmp_path / "chart", tmp_path).load())
+    assert again[0].metadata == {"name": "flow", "labels": {"a": "b"}}
+
+
+def test_a_broken_or_foreign_file_reads_as_nothing_kept(tmp_path: Path) -> None:
+    folder = _kept(tmp_path)
+    (name,) = os.listdir(folder)
+    data = (folder / name).read_bytes()
+    for broken in (data[:-7], data[:40] + b"x" + data[41:], b"", b"\x00" * 64):
+        (folder / name).write_bytes(broken)
+        memory = Counting(folder, tmp_path / "chart", tmp_path).load()
+        assert _heads(manifests.parse(STREAM, memory=memory)) == _heads(manifests.parse(STREAM))
+        assert memory.scanned == 4
+    folder.chmod(0o755)  # not this user's alone: neither read nor written
+    (folder / name).write_bytes(data)
+    memory = Counting(folder, tmp_path / "chart", tmp_path).load()
+    manifests.parse(STREAM, memory=memory)
+    memory.save()
+    assert memory.scanned == 4 and (folder / name).read_bytes() == data
+
+
+def test_an_unwritable_folder_is_no_failure(tmp_path: Path) -> None:
+    (tmp_path / "identities").write_text("a file where the folder goes")
+    memory = Identities(tmp_path / "identities", tmp_path / "chart", tmp_path).load()
+    assert len(manifests.parse(STREAM, memory=memory)) == 4
+    memory.save()
+
+
+def test_the_files_stay_under_their_cap_the_oldest_used_going_first(tmp_path: Path) -> None:
+    folder = _kept(tmp_path)
+    cap = 2 * sum(entry.stat().st_size for entry in folder.iterdir())  # two charts' files
+    sizes = []
+    for number in range(6):
+        memory = Identities(folder, tmp_path / f"chart-{number}", tmp_path, cap=cap).load()
+        manifests.parse(STREAM, memory=memory)
+        memory.save()
+        sizes.append(sum(entry.stat().st_size for entry in folder.iterdir()))
+    assert max(sizes) <= cap
+    newest = Identities(folder, tmp_path / "chart-5", tmp_path).load()
+    assert newest.kept and not Identities(folder, tmp_path / "chart-0", tmp_path).load().kept
+
+
+def test_a_chart_is_one_file_whichever_checkout_renders_it(tmp_path: Path) -> None:
+    first = Identities(tmp_path / "ids", tmp_path / "a" / "chart", tmp_path / "a")
+    second = Identities(tmp_path / "ids", tmp_path / "b" / "chart", tmp_path / "b")
+    assert first.name == second.name
