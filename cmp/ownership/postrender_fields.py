@@ -42,6 +42,34 @@ LEGACY = {
 }
 
 
+class _PatchLoader(goyaml.GoLoader):
+    """A patch as kustomize reads it (go-yaml v3): only true and false are booleans; `y`, `yes`, `on`
+    stay strings."""
+
+
+def _v3_bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool | str:
+    value = str(node.value)
+    if value in ("true", "True", "TRUE", "false", "False", "FALSE"):
+        return value.lower() == "true"
+    return value
+
+
+_PatchLoader.add_constructor("tag:yaml.org,2002:bool", _v3_bool)
+
+
+def _load_patch(text: str) -> list[Any]:
+    loader = _PatchLoader(text)
+    try:
+        documents = []
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                documents.append(loader.construct_document(node))
+        return documents
+    finally:
+        loader.dispose()
+
+
 def read(reader: Reader, top: dict[str, yaml.Node], path: Path, root: Path) -> PostRender:
     """The post-render fields of a chartshare.yaml's top-level entries (an empty PostRender without any)."""
     if not any(key in top for key in POST_RENDER_KEYS):
@@ -229,7 +257,7 @@ class _Loader:
         if not text.strip():
             raise self.reader.error(node, where, "the patch is empty")
         try:
-            documents = [document for document in goyaml.load_all(text) if document is not None]
+            documents = [document for document in _load_patch(text) if document is not None]
         except (yaml.YAMLError, ValueError) as error:
             problem = getattr(error, "problem", None) or str(error).splitlines()[0]
             raise self.reader.error(node, where, f"the patch is not YAML: {problem}") from None
