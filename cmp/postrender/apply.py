@@ -62,6 +62,7 @@ class _Run:
         self.touched: dict[int, list[str]] = {}
         self.notices: list[str] = []
         self.unmatched: list[str] = []
+        self.setter = labels.Setter()
 
     def note(self, subject: Subject, step: str) -> None:
         steps = self.touched.setdefault(id(subject), [])
@@ -106,7 +107,7 @@ class _Run:
         for subject in self.live():
             chosen = labels.specs_for(specs, subject.group, subject.version, subject.kind)
             if chosen:
-                labels.set_pairs(subject.obj, pairs, chosen)
+                self.setter.set(labels.places(subject.obj, chosen), pairs)
                 self.note(subject, step)
 
     def image(self, entry: Image) -> None:

@@ -106,16 +106,18 @@ def specs_for(specs: tuple[Spec, ...], group: str, version: str, kind: str) -> t
     )
 
 
-def set_pairs(obj: dict[str, Any], pairs: tuple[tuple[str, str], ...], specs: tuple[Spec, ...]) -> None:
-    """Set the pairs at every place the specs name in the object."""
+def places(obj: dict[str, Any], specs: tuple[Spec, ...]) -> list[dict[str, Any]]:
+    """The maps the specs name in the object (created on the way where a spec says so)."""
+    found: list[dict[str, Any]] = []
     for spec in specs:
-        _set(obj, spec.path, spec.create, pairs)
+        _collect(obj, spec.path, spec.create, found)
+    return found
 
 
-def _set(node: Any, path: tuple[str, ...], create: bool, pairs: tuple[tuple[str, str], ...]) -> None:
+def _collect(node: Any, path: tuple[str, ...], create: bool, found: list[dict[str, Any]]) -> None:
     if isinstance(node, list):
         for item in node:
-            _set(item, path, create, pairs)
+            _collect(item, path, create, found)
         return
     if not isinstance(node, dict):
         return
@@ -125,6 +127,35 @@ def _set(node: Any, path: tuple[str, ...], create: bool, pairs: tuple[tuple[str,
             return
         node[key] = {}
     if len(path) > 1:
-        _set(node[key], path[1:], create, pairs)
+        _collect(node[key], path[1:], create, found)
     elif isinstance(node[key], dict):
-        node[key].update(pairs)
+        found.append(node[key])
+
+
+class Setter:
+    """Sets pairs as kustomize does, value nodes shared included: within one object, the places where
+    one entry creates a key hold one node, and a later entry that sets that key where it exists writes
+    into the node, so every place the first entry created it changes too (kustomize's observable
+    behaviour when two `labels` entries set one key)."""
+
+    def __init__(self) -> None:
+        self._node: dict[tuple[int, str], int] = {}  # (id of a map, key) -> the node it holds
+        self._members: dict[int, list[dict[str, Any]]] = {}
+        self._next = 0
+
+    def set(self, maps: list[dict[str, Any]], pairs: tuple[tuple[str, str], ...]) -> None:
+        """Set the pairs in one object's maps (one entry's places in it)."""
+        for key, value in sorted(pairs):
+            self._next += 1
+            created = self._next
+            for place in maps:
+                shared = self._node.get((id(place), key))
+                if key in place and shared is not None:
+                    for member in self._members[shared]:
+                        member[key] = value
+                elif key in place:
+                    place[key] = value
+                else:
+                    place[key] = value
+                    self._node[(id(place), key)] = created
+                    self._members.setdefault(created, []).append(place)
