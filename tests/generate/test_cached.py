@@ -195,3 +195,18 @@ def test_a_hit_loads_neither_yaml_nor_the_pipeline_nor_subprocess(helm: str, tmp
     assert "(cached)" in traced.stderr
     heavy = {"yaml", "json", "typer", "click", "subprocess", "tarfile", "cmp.manifests", "cmp.ownership.rules"}
     assert heavy & loaded == set()
+
+
+def test_a_patch_file_edit_misses(helm: str, tmp_path: Path) -> None:
+    """A file a post-render `path:` names counts in the key, as chartshare.yaml does."""
+    patch = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dev-a-config}\ndata: {patched: one}\n"
+    repo = _repo(tmp_path, CONFIG + "patches:\n  - path: patch.yaml\n")
+    (repo / "app" / "patch.yaml").write_text(patch)
+    cold = _generate(repo, helm, tmp_path / "cache")
+    assert cold.exit_code == 0, cold.stderr
+    assert "patched: one" in cold.stdout
+    assert "(cached)" in _generate(repo, helm, tmp_path / "cache").stderr
+    (repo / "app" / "patch.yaml").write_text(patch.replace("one", "two"))
+    again = _generate(repo, helm, tmp_path / "cache")
+    assert "(cached)" not in again.stderr
+    assert "patched: two" in again.stdout
