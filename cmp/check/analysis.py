@@ -64,6 +64,7 @@ def own_warnings(apps: Iterable[AppClaims]) -> list[Finding]:
     listed = list(apps)
     return [
         *findings.unstable_warnings(listed),
+        *findings.unmatched_target_warnings(listed),
         *findings.replica_warnings(listed),
         *findings.ca_bundle_warnings(listed),
     ]
@@ -127,6 +128,7 @@ def claims_by_app(renders: Sequence[Rendered], skipped: Sequence[Skip]) -> dict[
         for claim in rendered.stripped:
             result.stripped.setdefault(claim.id, claim)
         result.unstable += rendered.unstable
+        result.unmatched += rendered.unmatched
     for skip in skipped:
         if skip.app in apps:
             apps[skip.app].complete = False

@@ -35,6 +35,7 @@ def process(resources: list[Resource], ownership: Ownership | None, app: App) ->
     )
     rendered = len(resources)
     post_lines: list[str] = []
+    unmatched: tuple[str, ...] = ()
     if not ownership.post_render.empty or ownership.post_render.notices:
         from cmp.postrender.apply import post_render
 
@@ -42,7 +43,7 @@ def process(resources: list[Resource], ownership: Ownership | None, app: App) ->
             return scopes.of(group, kind) is Scope.CLUSTER
 
         done = post_render(resources, ownership.post_render, app.name, cluster)
-        resources, post_lines = done.resources, done.notices + done.changes
+        resources, post_lines, unmatched = done.resources, done.notices + done.changes, tuple(done.unmatched)
         _refuse_duplicates(resources)
     decisions = decide(resources, ownership, app.name, scopes, app.namespace)
     emitted, stripped = apply_decisions(resources, decisions, app, ownership=ownership, scopes=scopes)
@@ -55,7 +56,12 @@ def process(resources: list[Resource], ownership: Ownership | None, app: App) ->
         )
     notices = post_lines + aggregation_notices(emitted) + managed_namespace.notices(stripped, app)
     return Outcome(
-        app, rendered, emitted, stripped, notices + _unknown_scope_notices(resources, ownership, scopes, app)
+        app,
+        rendered,
+        emitted,
+        stripped,
+        notices + _unknown_scope_notices(resources, ownership, scopes, app),
+        unmatched,
     )
 
 
