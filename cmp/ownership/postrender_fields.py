@@ -70,6 +70,17 @@ def _load_patch(text: str) -> list[Any]:
         loader.dispose()
 
 
+def _has_aliases(text: str) -> bool:
+    """Anchors and aliases can multiply a small file into a huge one (chartshare.yaml refuses them too)."""
+    try:
+        return any(
+            isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None)
+            for event in yaml.parse(text, Loader=yaml.CSafeLoader)
+        )
+    except yaml.YAMLError:
+        return False  # the patch's own reading says what is wrong
+
+
 def read(reader: Reader, top: dict[str, yaml.Node], path: Path, root: Path) -> PostRender:
     """The post-render fields of a chartshare.yaml's top-level entries (an empty PostRender without any)."""
     if not any(key in top for key in POST_RENDER_KEYS):
@@ -247,6 +258,8 @@ class _Loader:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise self.reader.error(node, where, f"{shown(found, self.root)} is not UTF-8 text") from None
+        if "&" in text and "*" in text and _has_aliases(text):
+            raise self.reader.error(node, where, f"{raw!r} uses YAML anchors and aliases; write the values out")
         self.files.append(found)
         return text
 
