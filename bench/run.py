@@ -308,6 +308,13 @@ _CHART_APPS = {
         "app-b",
         "owner: app-a\nrules:\n  - match: {kind: ClusterRoleBinding}\n    owner: app-a\n    others: strip\n",
     ),
+    # the owner's app with kustomize's post-render fields: labels and annotations touch every document
+    "patched": (
+        "app-a",
+        "owner: app-a\nlabels: [{pairs: {team: platform}, includeTemplates: true}]\n"
+        "commonAnnotations: {owner: platform}\npatches:\n  - target: {kind: Deployment}\n"
+        '    patch: \'[{"op": "add", "path": "/spec/revisionHistoryLimit", "value": 3}]\'\n',
+    ),
 }
 
 

@@ -67,6 +67,7 @@ def own_warnings(apps: Iterable[AppClaims]) -> list[Finding]:
     listed = list(apps)
     return [
         *findings.unstable_warnings(listed),
+        *findings.unmatched_target_warnings(listed),
         *findings.replica_warnings(listed),
         *findings.ca_bundle_warnings(listed),
     ]
@@ -131,6 +132,7 @@ def claims_by_app(renders: Sequence[Rendered], skipped: Sequence[Skip]) -> dict[
         for claim in rendered.stripped:
             result.stripped.setdefault(claim.id, claim)
         result.unstable += rendered.unstable
+        result.unmatched += rendered.unmatched
     for skip in skipped:
         if skip.app in apps:
             apps[skip.app].complete = False

@@ -33,7 +33,8 @@ from cmp.ownership.rules import Ownership
 PURPOSE = "check"  # the entries hold check's claims, never generate's output
 RENDERERS = ("chartshare", "helm")  # the sources the key knows every input of: a chart folder and its values
 
-Claims = tuple[tuple[Claim, ...], tuple[Claim, ...], tuple[Unstable, ...]]  # emitted, stripped, unstable
+Claims = tuple[tuple[Claim, ...], tuple[Claim, ...], tuple[Unstable, ...], tuple[str, ...]]
+# emitted, stripped, unstable, and the post-render targets that matched nothing
 
 
 def key(job: Job, chart: Path, settings: Mapping[str, object]) -> Fingerprint | None:
@@ -52,8 +53,10 @@ def may_keep(ownership: Ownership | None, nondeterministic: bool) -> bool:
     return mode == "always" or (mode == "auto" and not nondeterministic)
 
 
-def entry(emitted: Sequence[Claim], stripped: Sequence[Claim], unstable: Sequence[Unstable]) -> Entry:
-    return Entry(document.render_entry(emitted, stripped, unstable), ())
+def entry(
+    emitted: Sequence[Claim], stripped: Sequence[Claim], unstable: Sequence[Unstable], unmatched: Sequence[str] = ()
+) -> Entry:
+    return Entry(document.render_entry(emitted, stripped, unstable, unmatched), ())
 
 
 def claims(kept: Entry) -> Claims | None:

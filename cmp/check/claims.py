@@ -38,6 +38,7 @@ class AppClaims:
     emitted: dict[ClusterResourceId, Claim] = field(default_factory=dict)
     stripped: dict[ClusterResourceId, Claim] = field(default_factory=dict)
     unstable: list[Unstable] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)  # post-render targets that matched nothing
     complete: bool = True  # every source rendered: only then can "no longer emits" be trusted
 
 

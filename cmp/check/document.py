@@ -139,25 +139,34 @@ def unstable_entry(unstable: Sequence[Unstable]) -> list[dict[str, Any]]:
     return [{"id": list(key), "fields": list(fields)} for key, fields in unstable]
 
 
-def render_entry(emitted: Sequence[Claim], stripped: Sequence[Claim], unstable: Sequence[Unstable]) -> bytes:
+def render_entry(
+    emitted: Sequence[Claim], stripped: Sequence[Claim], unstable: Sequence[Unstable], unmatched: Sequence[str] = ()
+) -> bytes:
     """One render's claims, as the render cache keeps them for check."""
-    entry = {
+    entry: dict[str, Any] = {
         "emitted": claims_entry(emitted, stripped=False),
         "stripped": claims_entry(stripped, stripped=True),
         "unstable": unstable_entry(unstable),
     }
+    if unmatched:
+        entry["unmatched"] = list(unmatched)
     return dumps(entry).encode("ascii")
 
 
-def read_render_entry(data: bytes) -> tuple[tuple[Claim, ...], tuple[Claim, ...], tuple[Unstable, ...]]:
-    """(emitted, stripped, unstable) of a render the cache kept; NotClaims when it is not one."""
+def read_render_entry(
+    data: bytes,
+) -> tuple[tuple[Claim, ...], tuple[Claim, ...], tuple[Unstable, ...], tuple[str, ...]]:
+    """(emitted, stripped, unstable, unmatched) of a render the cache kept; NotClaims when it is not one."""
     try:
         entry = json.loads(data)
     except (ValueError, RecursionError):
         raise NotClaims("not JSON") from None
     emitted = tuple(claim for _, claim in _claims(entry, "emitted", "", content=True))
     stripped = tuple(claim for _, claim in _claims(entry, "stripped", "", content=True))
-    return emitted, stripped, tuple(_unstable(entry, ""))
+    unmatched = entry.get("unmatched", []) if isinstance(entry, dict) else []
+    if not isinstance(unmatched, list) or not all(isinstance(where, str) for where in unmatched):
+        raise NotClaims("unmatched: not a list of strings")
+    return emitted, stripped, tuple(_unstable(entry, "")), tuple(unmatched)
 
 
 def dumps(value: Any) -> str:

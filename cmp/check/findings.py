@@ -26,6 +26,7 @@ NONDETERMINISTIC = "nondeterministic"
 HPA_REPLICAS = "hpa-replicas"
 EMPTY_CABUNDLE = "empty-cabundle"
 HANDOVER = "handover"
+UNMATCHED_TARGET = "patch-target-unmatched"
 
 CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
 NAMESPACE = ("", "Namespace")
@@ -108,6 +109,20 @@ def unstable_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
                 "each refresh. Generate the value outside the chart (an existing Secret, a fixed value) or list "
                 "these fields under the Application's ignoreDifferences",
                 together,
+            )
+
+
+def unmatched_target_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
+    """A post-render entry whose `target:` selects nothing this app renders (a notice to generate: one file
+    may serve apps that render different objects; here, in CI, worth a look)."""
+    for result in apps:
+        for where in result.unmatched:
+            yield Finding(
+                result.app.name,
+                UNMATCHED_TARGET,
+                ClusterResourceId("", "chartshare", "ChartShare", "", where),
+                "the target matches no object this app renders, so the patch does nothing here; fix the "
+                "target, or give the entry `apps:` naming the apps that render its objects",
             )
 
 

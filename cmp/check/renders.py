@@ -62,6 +62,7 @@ class Rendered:
     error: str | None = None
     notices: tuple[str, ...] = ()
     malformed: bool = False  # the error is the Application's own field (bad fleet input), not its chart's
+    unmatched: tuple[str, ...] = ()  # post-render entries whose target matched nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +133,8 @@ def reused(job: Job, store: Store | None) -> Rendered | None:
     found = cached.claims(kept) if kept is not None else None
     if found is None:
         return None
-    return Rendered(job, *found, notices=tuple(store.notices))
+    emitted, stripped, unstable, unmatched = found
+    return Rendered(job, emitted, stripped, unstable, notices=tuple(store.notices), unmatched=unmatched)
 
 
 def render_job(job: Job, store: Store | None = None) -> Rendered:
@@ -143,7 +145,8 @@ def render_job(job: Job, store: Store | None = None) -> Rendered:
         found = None
         if store is not None and store.on and job.renderer in cached.RENDERERS and job.built is None:
             found = cached.key(job, inputs.chart, inputs.settings)
-        emitted, stripped = _render_once(job, inputs)
+        unmatched: list[str] = []
+        emitted, stripped = _render_once(job, inputs, unmatched)
         unstable: tuple[Unstable, ...] = ()
         nondeterministic = job.renderer in cached.RENDERERS and (
             found.nondeterministic
@@ -154,10 +157,12 @@ def render_job(job: Job, store: Store | None = None) -> Rendered:
             again, _ = _render_once(job, inputs)
             unstable = tuple(differences(emitted, again))
         if store is None:
-            return Rendered(job, tuple(emitted), tuple(stripped), unstable)
+            return Rendered(job, tuple(emitted), tuple(stripped), unstable, unmatched=tuple(unmatched))
         if found is not None and cached.may_keep(inputs.ownership, nondeterministic):
-            store.put(found.key, cached.entry(emitted, stripped, unstable))
-        return Rendered(job, tuple(emitted), tuple(stripped), unstable, notices=tuple(store.notices))
+            store.put(found.key, cached.entry(emitted, stripped, unstable, unmatched))
+        return Rendered(
+            job, tuple(emitted), tuple(stripped), unstable, notices=tuple(store.notices), unmatched=tuple(unmatched)
+        )
     except ChartShareError as error:
         hint = MISSING_DEPENDENCIES_HINT if MISSING_DEPENDENCIES in str(error) else ""
         malformed = isinstance(error, ParameterError)  # helm:, kustomize:, directory:, plugin: as written
@@ -186,8 +191,9 @@ def inputs_of(job: Job) -> Inputs:
     return Inputs(invocation.chart_dir, settings, invocation.template.values_files, invocation=invocation)
 
 
-def _render_once(job: Job, inputs: Inputs) -> tuple[list[Claim], list[Claim]]:
-    """(emitted, stripped) claims of one render."""
+def _render_once(job: Job, inputs: Inputs, unmatched: list[str] | None = None) -> tuple[list[Claim], list[Claim]]:
+    """(emitted, stripped) claims of one render; the post-render targets that matched nothing go to
+    `unmatched`."""
     stripped: list[Applied] = []
     ownership, config = inputs.ownership, inputs.config
     kinds = (ownership.cluster_scoped_kinds, ownership.namespaced_kinds) if ownership else ((), ())
@@ -197,6 +203,8 @@ def _render_once(job: Job, inputs: Inputs) -> tuple[list[Claim], list[Claim]]:
     elif config is not None:
         outcome = render_loaded(config, ownership, inputs.chart)
         emitted, stripped = outcome.resources, outcome.stripped
+        if unmatched is not None:
+            unmatched += outcome.unmatched
     elif job.renderer == "kustomize":
         emitted = manifests.parse(kustomize.render(job.app, job.source, job.app_dir, job.repo_root, job.timeout))
     elif job.renderer == "directory":

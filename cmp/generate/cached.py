@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from cmp.cache.key import Fingerprint, fingerprint
 from cmp.cache.store import Entry, Store
 from cmp.errors import ChartShareError
-from cmp.generate.chart import quick_chart_dir
+from cmp.generate.chart import ownership_of, quick_chart_dir
 from cmp.generate.output import Output
 
 if TYPE_CHECKING:
@@ -84,7 +84,29 @@ def settings(config: Config) -> dict[str, object]:
     fields: dict[str, object] = config._asdict()
     for name in NOT_COUNTED:
         del fields[name]
+    files = post_render_files(config.config_path, config.repo_root)
+    if files:
+        fields["post_render_files"] = files
     return fields
+
+
+def post_render_files(config_path: Path | None, root: Path) -> tuple[Path, ...]:
+    """The patch files chartshare.yaml names (`path:`, legacy patchesStrategicMerge): they count in the key
+    as chartshare.yaml does. chartshare.yaml is parsed only when it may name one; when it cannot be loaded
+    the render fails on it too, and nothing is kept."""
+    if config_path is None:
+        return ()
+    try:
+        data = config_path.read_bytes()
+    except OSError:
+        return ()
+    if b"path" not in data and b"patchesStrategicMerge" not in data:
+        return ()
+    try:
+        ownership = ownership_of(config_path, root)
+    except (ChartShareError, OSError, ValueError):
+        return ()
+    return ownership.post_render.files if ownership is not None else ()
 
 
 _ahead: tuple[Config, Mapping[str, str], Lookup] | None = None

@@ -33,7 +33,7 @@ def ownership_of(config_path: Path | None, root: Path) -> Ownership | None:
         return None
     from cmp.ownership import rules
 
-    return rules.load(config_path, shown(config_path, root))
+    return rules.load(config_path, shown(config_path, root), root)
 
 
 def chart_dir(config: Config, ownership: Ownership | None) -> Path:

@@ -39,6 +39,7 @@ class Outcome(NamedTuple):
     emitted: list[Applied]
     stripped: list[Applied]
     notices: list[str]
+    unmatched: tuple[str, ...] = ()  # post-render entries whose target matched nothing (`patches[N]`, located)
 
     @property
     def resources(self) -> list[Resource]:

@@ -33,6 +33,18 @@ def process(resources: list[Resource], ownership: Ownership | None, app: App) ->
     scopes = ScopeTable.build(
         crd_scopes(r.identity() for r in resources), ownership.cluster_scoped_kinds, ownership.namespaced_kinds
     )
+    rendered = len(resources)
+    post_lines: list[str] = []
+    unmatched: tuple[str, ...] = ()
+    if not ownership.post_render.empty or ownership.post_render.notices:
+        from cmp.postrender.apply import post_render
+
+        def cluster(group: str, kind: str) -> bool:
+            return scopes.of(group, kind) is Scope.CLUSTER
+
+        done = post_render(resources, ownership.post_render, app.name, cluster)
+        resources, post_lines, unmatched = done.resources, done.notices + done.changes, tuple(done.unmatched)
+        _refuse_duplicates(resources)
     decisions = decide(resources, ownership, app.name, scopes, app.namespace)
     emitted, stripped = apply_decisions(resources, decisions, app, ownership=ownership, scopes=scopes)
     refuse_unbinding(emitted, stripped, ownership, app, scopes)
@@ -42,9 +54,14 @@ def process(resources: list[Resource], ownership: Ownership | None, app: App) ->
             f"{cause}; refusing to send Argo CD an empty app (it would prune everything); "
             "set allowEmpty: true in chartshare.yaml if that is intended"
         )
-    notices = aggregation_notices(emitted) + managed_namespace.notices(stripped, app)
+    notices = post_lines + aggregation_notices(emitted) + managed_namespace.notices(stripped, app)
     return Outcome(
-        app, len(resources), emitted, stripped, notices + _unknown_scope_notices(resources, ownership, scopes, app)
+        app,
+        rendered,
+        emitted,
+        stripped,
+        notices + _unknown_scope_notices(resources, ownership, scopes, app),
+        unmatched,
     )
 
 

@@ -7,12 +7,10 @@ silently fall back to "keep everything", which is exactly the contention this fi
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
@@ -21,6 +19,8 @@ from cmp import goyaml
 from cmp.errors import ConfigError
 from cmp.inputs.paths import MAX_CONFIG_BYTES
 from cmp.model import CHART_NAME, DIGEST, EXACT_VERSION, REMOTE_SCHEMES, Action, RemoteChart
+from cmp.ownership import postrender_fields
+from cmp.ownership.reader import AnyKey, Reader, describe
 from cmp.ownership.ruleset import (
     API_VERSION,
     CACHE_CHOICES,
@@ -63,103 +63,8 @@ __all__ = [
     "parse",
 ]
 
-T = TypeVar("T")
 
-
-class _Reader:
-    """Walks the composed YAML nodes, so every error can carry the line it is about."""
-
-    def __init__(self, display: str, loader: goyaml.GoLoader) -> None:
-        self.display = display
-        self.loader = loader
-
-    def error(self, node: yaml.Node, where: str, message: str) -> ConfigError:
-        prefix = f"{self.display}:{node.start_mark.line + 1}"
-        return ConfigError(f"{prefix}: {where}: {message}" if where else f"{prefix}: {message}")
-
-    def mapping(self, node: yaml.Node, where: str, allowed: Sequence[str]) -> dict[str, yaml.Node]:
-        if not isinstance(node, yaml.MappingNode):
-            raise self.error(node, where, f"must be a mapping, got {_describe(node)}")
-        entries: dict[str, yaml.Node] = {}
-        for key_node, value_node in node.value:
-            key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else ""
-            if key not in allowed or not isinstance(key_node, yaml.ScalarNode):
-                hint = difflib.get_close_matches(str(key), allowed, n=1)
-                suggestion = f"; did you mean {hint[0]!r}?" if hint else f"; valid keys: {', '.join(allowed)}"
-                raise self.error(key_node, where, f"unknown key {key!r}{suggestion}")
-            if key in entries:
-                raise self.error(key_node, where, f"key {key!r} appears twice")
-            entries[key] = value_node
-        return entries
-
-    def construct(self, node: yaml.Node, where: str) -> Any:
-        """The node's value; an explicit tag PyYAML cannot build (`!foo`, `!!float abc`) is the user's error."""
-        try:
-            return self.loader.construct_object(node, deep=True)
-        except (yaml.YAMLError, ValueError) as error:
-            problem = getattr(error, "problem", None) or str(error)
-            raise self.error(node, where, f"cannot read {node.tag!r} value: {problem}") from None
-
-    def scalar(self, node: yaml.Node, where: str, kind: type[T], what: str) -> T:
-        value = self.construct(node, where) if isinstance(node, yaml.ScalarNode) else None
-        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-            raise self.error(node, where, f"must be {what}, got {_describe(node)}")
-        return value
-
-    def string(self, node: yaml.Node, where: str) -> str:
-        return self.scalar(node, where, str, "a string")
-
-    def choice(self, node: yaml.Node, where: str, choices: Sequence[str]) -> str:
-        value = self.string(node, where)
-        if value not in choices:
-            raise self.error(node, where, f"{value!r} is not valid; choose one of: {', '.join(choices)}")
-        return value
-
-    def glob(self, node: yaml.Node, where: str) -> str:
-        value = self.string(node, where)
-        if _bad_glob(value):
-            raise self.error(node, where, f"glob {value!r} has an unclosed or empty '[...]' class")
-        return value
-
-    def sequence(self, node: yaml.Node, where: str) -> list[yaml.Node]:
-        if not isinstance(node, yaml.SequenceNode):
-            raise self.error(node, where, f"must be a list, got {_describe(node)}")
-        return list(node.value)
-
-    def globs(self, node: yaml.Node, where: str) -> tuple[str, ...]:
-        """An app-name glob, or a non-empty list of them."""
-        if isinstance(node, yaml.SequenceNode):
-            items = tuple(self.glob(item, f"{where}[{i}]") for i, item in enumerate(node.value))
-            if not items:
-                raise self.error(node, where, "must name at least one app")
-            return items
-        return (self.glob(node, where),)
-
-    def items(self, node: yaml.Node, where: str, read: Callable[[yaml.Node, str], T]) -> tuple[T, ...]:
-        return tuple(read(item, f"{where}[{i}]") for i, item in enumerate(self.sequence(node, where)))
-
-
-def _describe(node: yaml.Node) -> str:
-    if isinstance(node, yaml.MappingNode):
-        return "a mapping"
-    if isinstance(node, yaml.SequenceNode):
-        return "a list"
-    return f"{node.value!r}" if node.value else "nothing"
-
-
-def _bad_glob(pattern: str) -> bool:
-    depth_start = pattern.find("[")
-    while depth_start != -1:
-        end = pattern.find(
-            "]", depth_start + 2 if pattern[depth_start + 1 : depth_start + 2] in "!]" else depth_start + 1
-        )
-        if end == -1 or end == depth_start + 1:
-            return True
-        depth_start = pattern.find("[", end + 1)
-    return False
-
-
-def load(path: Path, display: str | None = None) -> Ownership:
+def load(path: Path, display: str | None = None, root: Path | None = None) -> Ownership:
     """Read and validate chartshare.yaml; raises ConfigError naming file, line, place and value."""
     display = display or str(path)
     try:
@@ -176,10 +81,11 @@ def load(path: Path, display: str | None = None) -> Ownership:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ConfigError(f"{display}: not UTF-8 text (bad byte at offset {error.start})") from None
-    return parse(text, path, display)
+    return parse(text, path, display, root)
 
 
-def parse(text: str, path: Path, display: str) -> Ownership:
+def parse(text: str, path: Path, display: str, root: Path | None = None) -> Ownership:
+    """`root`: the repository, which files a patch's `path:` names must be in (default: the file's folder)."""
     loader = goyaml.GoLoader(text)
     try:
         _refuse_aliases(text, display)
@@ -196,7 +102,7 @@ def parse(text: str, path: Path, display: str) -> Ownership:
         loader.dispose()
     if node is None:
         raise ConfigError(f"{display}: the file is empty; it needs at least apiVersion: {API_VERSION} and kind: {KIND}")
-    return _ownership(_Reader(display, goyaml.GoLoader("")), node, path)
+    return _ownership(Reader(display, goyaml.GoLoader("")), node, path, path.parent if root is None else root)
 
 
 def _refuse_aliases(text: str, display: str) -> None:
@@ -219,6 +125,7 @@ TOP_KEYS = (
     "references",
     "clusterScopedKinds",
     "namespacedKinds",
+    *postrender_fields.POST_RENDER_KEYS,
 )
 CHART_KEYS = ("repository", "name", "version", "digest")
 RULE_KEYS = ("match", "owner", "others", "protect", "renameTo", "patch")
@@ -228,7 +135,7 @@ FROM_KEYS = ("group", "kind")
 PATCH_KEYS = ("op", "path", "value", "from")
 
 
-def _ownership(reader: _Reader, node: yaml.Node, path: Path) -> Ownership:
+def _ownership(reader: Reader, node: yaml.Node, path: Path, root: Path) -> Ownership:
     top = reader.mapping(node, "", TOP_KEYS)
     for key, expected in (("apiVersion", API_VERSION), ("kind", KIND)):
         if key not in top:
@@ -253,10 +160,11 @@ def _ownership(reader: _Reader, node: yaml.Node, path: Path) -> Ownership:
         namespaced_kinds=_kind_list(reader, top, "namespacedKinds"),
         display=reader.display,
         cache=reader.choice(top["cache"], "cache", CACHE_CHOICES) if "cache" in top else "auto",
+        post_render=postrender_fields.read(reader, top, path, root),
     )
 
 
-def _chart(reader: _Reader, node: yaml.Node) -> str | RemoteChart:
+def _chart(reader: Reader, node: yaml.Node) -> str | RemoteChart:
     """A folder (a string), or a remote chart: {repository, name, version, digest}."""
     if not isinstance(node, yaml.MappingNode):
         return reader.scalar(node, "chart", str, "a folder, or a mapping {repository, name, version}")
@@ -288,20 +196,20 @@ def _chart(reader: _Reader, node: yaml.Node) -> str | RemoteChart:
     return RemoteChart(repository, name, _version(reader, entries["version"]), _digest(reader, entries.get("digest")))
 
 
-def _version(reader: _Reader, node: yaml.Node) -> str:
+def _version(reader: Reader, node: yaml.Node) -> str:
     """One exact version, as written (`1.10` must not become the number 1.1): Argo CD pins one too."""
     text = str(node.value) if isinstance(node, yaml.ScalarNode) else ""
     if EXACT_VERSION.match(text):
         return text
     if not isinstance(node, yaml.ScalarNode) or not text:
-        raise reader.error(node, "chart.version", f"must be one exact version like 1.2.3, got {_describe(node)}")
+        raise reader.error(node, "chart.version", f"must be one exact version like 1.2.3, got {describe(node)}")
     what = "a range" if re.search(r"[\^~<>=*| ,]|^[xX]|\.[xX*]", text) else "not an exact version"
     raise reader.error(
         node, "chart.version", f"{text!r} is {what}; pin one exact version (MAJOR.MINOR.PATCH, e.g. 1.16.2)"
     )
 
 
-def _digest(reader: _Reader, node: yaml.Node | None) -> str:
+def _digest(reader: Reader, node: yaml.Node | None) -> str:
     if node is None:
         return ""
     digest = reader.string(node, "chart.digest")
@@ -312,7 +220,7 @@ def _digest(reader: _Reader, node: yaml.Node | None) -> str:
     return digest.lower()
 
 
-def _kind_list(reader: _Reader, top: dict[str, yaml.Node], key: str) -> tuple[str, ...]:
+def _kind_list(reader: Reader, top: dict[str, yaml.Node], key: str) -> tuple[str, ...]:
     if key not in top:
         return ()
 
@@ -327,7 +235,7 @@ def _kind_list(reader: _Reader, top: dict[str, yaml.Node], key: str) -> tuple[st
     return reader.items(top[key], key, entry)
 
 
-def _rule(reader: _Reader, node: yaml.Node, where: str) -> Rule:
+def _rule(reader: Reader, node: yaml.Node, where: str) -> Rule:
     entries = reader.mapping(node, where, RULE_KEYS)
     if "match" not in entries:
         raise reader.error(node, where, "missing `match:`; say which resources the rule is about")
@@ -370,13 +278,13 @@ def _rule(reader: _Reader, node: yaml.Node, where: str) -> Rule:
     )
 
 
-def _match(reader: _Reader, node: yaml.Node, where: str) -> Match:
+def _match(reader: Reader, node: yaml.Node, where: str) -> Match:
     entries = reader.mapping(node, where, MATCH_KEYS)
     if not entries:
         raise reader.error(node, where, "is empty; give at least one of: " + ", ".join(MATCH_KEYS))
     labels: tuple[tuple[str, str], ...] = ()
     if "labels" in entries:
-        label_nodes = reader.mapping(entries["labels"], f"{where}.labels", _AnyKey())
+        label_nodes = reader.mapping(entries["labels"], f"{where}.labels", AnyKey())
         labels = tuple(
             sorted((key, reader.string(value, f"{where}.labels.{key}")) for key, value in label_nodes.items())
         )
@@ -384,17 +292,10 @@ def _match(reader: _Reader, node: yaml.Node, where: str) -> Match:
     return Match(labels=labels, **globs)
 
 
-class _AnyKey(tuple[str, ...]):
-    """An `allowed` that admits every key (label maps)."""
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str)
-
-
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
-def _template(reader: _Reader, node: yaml.Node, where: str) -> str:
+def _template(reader: Reader, node: yaml.Node, where: str) -> str:
     value = reader.string(node, where)
     for name in _PLACEHOLDER.findall(value):
         if name not in PLACEHOLDERS:
@@ -406,7 +307,7 @@ def _template(reader: _Reader, node: yaml.Node, where: str) -> str:
     return value
 
 
-def _patch(reader: _Reader, node: yaml.Node, where: str) -> dict[str, Any]:
+def _patch(reader: Reader, node: yaml.Node, where: str) -> dict[str, Any]:
     entries = reader.mapping(node, where, PATCH_KEYS)
     if "op" not in entries or "path" not in entries:
         raise reader.error(node, where, "a JSON Patch operation needs `op` and `path`")
@@ -428,7 +329,7 @@ def _patch(reader: _Reader, node: yaml.Node, where: str) -> dict[str, Any]:
     return operation
 
 
-def _pointer(reader: _Reader, node: yaml.Node, where: str) -> str:
+def _pointer(reader: Reader, node: yaml.Node, where: str) -> str:
     value = reader.string(node, where)
     if value and not value.startswith("/"):
         raise reader.error(
@@ -439,7 +340,7 @@ def _pointer(reader: _Reader, node: yaml.Node, where: str) -> str:
     return value
 
 
-def _reference(reader: _Reader, node: yaml.Node, where: str) -> ReferenceSpec:
+def _reference(reader: Reader, node: yaml.Node, where: str) -> ReferenceSpec:
     entries = reader.mapping(node, where, REFERENCE_KEYS)
     for key in ("kind", "from", "path"):
         if key not in entries:

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from cmp.inputs.paths import is_glob
 from cmp.manifests import Resource
 from cmp.model import Action, RemoteChart
+from cmp.postrender.fields import PostRender
 
 API_VERSION = "chartshare/v1"
 KIND = "ChartShare"
@@ -109,6 +110,7 @@ class Ownership(NamedTuple):
     namespaced_kinds: tuple[str, ...]
     display: str = ""  # the file as messages name it (relative to the repository root)
     cache: str = "auto"  # one of CACHE_CHOICES
+    post_render: PostRender = PostRender()  # kustomize's fields, applied to helm's output before the rules
 
     def says_strip(self, index: int | None) -> bool:
         """Whether rules[index] writes `others: strip` itself, rather than the default an owner implies: the

@@ -20,7 +20,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -30,6 +30,9 @@ from cmp.inputs import parameters as params
 from cmp.inputs.config import Config
 from cmp.inputs.options import options
 from cmp.inputs.paths import CONFIG_FILE
+
+if TYPE_CHECKING:
+    from cmp.ownership.rules import Ownership
 
 RENDER_TIMEOUT = 30.0  # the announcement has the same 60 s as generate, and may build dependencies first
 DEPENDENCY_TIMEOUT = 20.0
@@ -59,8 +62,29 @@ def announce(
         entries.append(_set_entry(chart))
     except ChartShareError as error:
         return [_config_entry(_config_name(config), str(error))]
-    entries.append(_config_entry(_config_name(config), _decisions(config, chart, env)))
+    entries.append(_config_entry(_config_name(config), _decisions(config, chart, env) + _post_render(ownership)))
     return entries
+
+
+def _post_render(ownership: Ownership | None) -> str:
+    """The post-render fields chartshare.yaml sets, named as a kustomization names them."""
+    fields = ownership.post_render if ownership is not None else None
+    if fields is None or fields.empty:
+        return ""
+    named = [
+        (name, len(entries))
+        for name, entries in (
+            ("patchesStrategicMerge", fields.strategic),
+            ("patches", fields.patches),
+            ("labels", fields.labels),
+            ("commonAnnotations", fields.annotations),
+            ("patchesJson6902", fields.json6902),
+            ("images", fields.images),
+        )
+        if entries
+    ]
+    listed = ", ".join(f"{name} ({count})" for name, count in named)
+    return f". Post-render, before the rules (kustomize's fields and order): {listed}"
 
 
 def render(entries: list[dict[str, Any]]) -> str:

@@ -213,3 +213,18 @@ def test_a_miss_of_a_chart_seen_before_prints_what_a_fresh_render_prints(helm: s
     assert (miss.stdout, miss.stderr) == (fresh.stdout, fresh.stderr)
     assert len(kept) == 1 and os.listdir(tmp_path / "cache" / "identities") == kept
     assert not (tmp_path / "other" / "identities").exists()
+
+
+def test_a_patch_file_edit_misses(helm: str, tmp_path: Path) -> None:
+    """A file a post-render `path:` names counts in the key, as chartshare.yaml does."""
+    patch = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dev-a-config}\ndata: {patched: one}\n"
+    repo = _repo(tmp_path, CONFIG + "patches:\n  - path: patch.yaml\n")
+    (repo / "app" / "patch.yaml").write_text(patch)
+    cold = _generate(repo, helm, tmp_path / "cache")
+    assert cold.exit_code == 0, cold.stderr
+    assert "patched: one" in cold.stdout
+    assert "(cached)" in _generate(repo, helm, tmp_path / "cache").stderr
+    (repo / "app" / "patch.yaml").write_text(patch.replace("one", "two"))
+    again = _generate(repo, helm, tmp_path / "cache")
+    assert "(cached)" not in again.stderr
+    assert "patched: two" in again.stdout

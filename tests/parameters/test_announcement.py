@@ -95,3 +95,16 @@ def test_the_reduced_environment_is_enough(helm: str) -> None:
     announced = _announce(EXAMPLE / "apps" / "dev" / "batch", helm, ARGOCD_APP_NAME="dev-shoong-batch")
     assert "dev-shoong-batch: " in announced["config"]["tooltip"]
     assert "Cannot show" not in announced["config"]["tooltip"]
+
+
+def test_the_config_tooltip_names_the_post_render_fields(helm: str, tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    (app / "templates").mkdir(parents=True)
+    (app / "Chart.yaml").write_text("apiVersion: v2\nname: web\nversion: 1.0.0\n")
+    (app / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n")
+    (app / "chartshare.yaml").write_text(
+        "apiVersion: chartshare/v1\nkind: ChartShare\ncommonAnnotations: {owner: platform}\n"
+        'patches:\n  - target: {kind: ConfigMap}\n    patch: \'[{"op": "add", "path": "/data", "value": {}}]\'\n'
+    )
+    tooltip = _announce(app, helm, ARGOCD_APP_NAME="web")["config"]["tooltip"]
+    assert "Post-render, before the rules (kustomize's fields and order): patches (1), commonAnnotations (1)" in tooltip
