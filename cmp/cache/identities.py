@@ -6,7 +6,8 @@ of one chart folder's last renders share one file under `$CHARTSHARE_CACHE/ident
 renders and written once the stream is read. The file is what the scan found (marshal: plain values only,
 a document holding anything else is not kept), behind a magic line naming the scan's version and a
 checksum that every read verifies; it is read without following symlinks, only from a folder that is this
-user's alone, and only when this user owns it. The files beyond a few MiB go, the oldest used first.
+user's alone, and only when this user owns it. The files beyond CAP go, the oldest used first, and what
+they take counts in the cache folder's one budget (cmp/cache/bounded.py), like every other cache there.
 
 Like the render cache, this only saves time: whatever goes wrong reads as nothing kept, silently, and the
 render goes on scanning.
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from zlib import crc32
 
+from cmp.cache import bounded
 from cmp.manifests import Head, Scanned
 
 SCAN_VERSION = 3  # what the scan reads and how it says so; a change makes every kept entry another's
@@ -161,8 +163,12 @@ def _write(folder: Path, name: str, data: bytes, cap: int) -> None:
         )
         with open(fd, "wb") as handle:
             handle.write(data)
+        before = _use(directory, name)
         os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
-        _evict(directory, name, cap)
+        freed, dropped = _evict(directory, name, cap)
+        added = (_use(directory, name) or 0) - (before or 0) - freed
+        budget = bounded.Budget(os.path.dirname(folder), bounded.cap_from(os.environ)[0])
+        budget.charge(added, (before is None) - dropped, keep=os.path.join(folder, name))
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(temporary, dir_fd=directory)
@@ -170,19 +176,31 @@ def _write(folder: Path, name: str, data: bytes, cap: int) -> None:
         os.close(directory)
 
 
-def _evict(directory: int, kept: str, cap: int) -> None:
-    """Drop the oldest used files until the rest fit under the cap (and dead writers' temporary files)."""
+def _use(directory: int, name: str) -> int | None:
+    """The disk use of a file of the folder, None when there is none."""
+    try:
+        return bounded.disk_use(os.stat(name, dir_fd=directory, follow_symlinks=False))
+    except FileNotFoundError:
+        return None
+
+
+def _evict(directory: int, kept: str, cap: int) -> tuple[int, int]:
+    """Drop the oldest used files until the rest fit under the cap (and dead writers' temporary files);
+    the disk use freed and the files dropped."""
     files: list[tuple[int, str, int]] = []
     with os.scandir(directory) as found:
         for item in found:
             with contextlib.suppress(OSError):
                 info = item.stat(follow_symlinks=False)
-                files.append((info.st_mtime_ns, item.name, info.st_size))
+                files.append((info.st_mtime_ns, item.name, bounded.disk_use(info)))
     total = sum(size for _, _, size in files)
+    freed, dropped = 0, 0
     for _, name, size in sorted(files):
         if total <= cap:
-            return
+            break
         if name != kept:
             with contextlib.suppress(OSError):
                 os.unlink(name, dir_fd=directory)
+                freed, dropped = freed + size, dropped + 1
             total -= size
+    return freed, dropped

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from cmp import manifests
+from cmp.cache import bounded
 from cmp.cache.identities import Identities
 from cmp.manifests import Scanned
 
@@ -104,16 +105,29 @@ def test_an_unwritable_folder_is_no_failure(tmp_path: Path) -> None:
 
 def test_the_files_stay_under_their_cap_the_oldest_used_going_first(tmp_path: Path) -> None:
     folder = _kept(tmp_path)
-    cap = 2 * sum(entry.stat().st_size for entry in folder.iterdir())  # two charts' files
+    cap = 2 * _disk_use(folder)  # two charts' files
     sizes = []
     for number in range(6):
         memory = Identities(folder, tmp_path / f"chart-{number}", tmp_path, cap=cap).load()
         manifests.parse(STREAM, memory=memory)
         memory.save()
-        sizes.append(sum(entry.stat().st_size for entry in folder.iterdir()))
+        sizes.append(_disk_use(folder))
     assert max(sizes) <= cap
     newest = Identities(folder, tmp_path / "chart-5", tmp_path).load()
     assert newest.kept and not Identities(folder, tmp_path / "chart-0", tmp_path).load().kept
+
+
+def _disk_use(folder: Path) -> int:
+    return sum(bounded.disk_use(entry.stat()) for entry in folder.iterdir())
+
+
+def test_the_files_count_in_the_cache_folders_one_budget(tmp_path: Path) -> None:
+    """CHARTSHARE_CACHE_MB covers everything under the cache folder: the identities' files are charged to
+    its running total as the render cache's entries are."""
+    folder = _kept(tmp_path)
+    total, entries, _ = (int(field) for field in (tmp_path / bounded.USAGE).read_text().split())
+    assert (total, entries) == (_disk_use(folder) + bounded.disk_use(folder.stat()), 1)  # the folder counts too
+    assert bounded.Budget(str(tmp_path), 1 << 30).evict()[1] == 1  # a full count finds the same one entry
 
 
 def test_a_chart_is_one_file_whichever_checkout_renders_it(tmp_path: Path) -> None:
