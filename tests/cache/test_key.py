@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+import deep_folders
 import pytest
 
 import cmp
@@ -364,38 +365,13 @@ def test_a_dag_of_folder_links_is_walked_once_per_real_folder(repo: Path) -> Non
     assert _key(repo) != before.key
 
 
-def deep_folder(base: Path, depth: int) -> None:
-    """`base`/d/d/.../d (`depth` levels) with a file at the bottom, made without recursion."""
-    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(depth):
-        os.mkdir("d", dir_fd=fd)
-        below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-        os.close(fd)
-        fd = below
-    with open(os.open("bottom.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as bottom:
-        bottom.write("down here\n")
-    os.close(fd)
-
-
-def remove_deep(base: Path, depth: int) -> None:
-    """Undo `deep_folder` without recursion (shutil.rmtree, pytest's clean-up, recurse once per level)."""
-    fds = [os.open(base, os.O_RDONLY | os.O_DIRECTORY)]
-    for _ in range(depth):
-        fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
-    os.unlink("bottom.txt", dir_fd=fds[-1])
-    os.close(fds.pop())
-    while fds:
-        os.rmdir("d", dir_fd=fds[-1])
-        os.close(fds.pop())
-
-
 def test_a_folder_a_thousand_deep_is_walked(repo: Path) -> None:
-    deep_folder(repo / CHART / "files", 1000)
+    deep_folders.make(repo / CHART / "files", 1000)
     try:
         found = _fingerprint(repo)
         assert found.usable and not found.nondeterministic
     finally:
-        remove_deep(repo / CHART / "files", 1000)
+        deep_folders.remove(repo / CHART / "files", 1000)
 
 
 def test_a_truncated_tgz_data_file_is_data_and_a_truncated_packed_chart_is_not_cached(repo: Path) -> None:

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import deep_folders
 import pytest
 import yaml
 
@@ -95,7 +96,7 @@ def _prepare(row: dict[str, Any], tmp: Path, helm: str) -> tuple[list[str], dict
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(_fill(target, places))
     for name, depth in (row.get("deep") or {}).items():
-        _deep(repo / name, depth)
+        deep_folders.make(repo / name, depth)
     for name, mode in (row.get("modes") or {}).items():
         (repo / name).chmod(mode)
     env = {key: _text(value, places) for key, value in (row.get("env") or {}).items()}
@@ -111,31 +112,6 @@ def _prepare(row: dict[str, Any], tmp: Path, helm: str) -> tuple[list[str], dict
     app_dir = _fill(row.get("app_dir", "{repo}/app"), places)
     args = ["generate", app_dir, "--repo-root", str(repo), "--app", "dev-a"]
     return args + [_fill(str(arg), places) for arg in row.get("args", [])], env
-
-
-def _deep(base: Path, depth: int) -> None:
-    base.mkdir(parents=True, exist_ok=True)
-    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(depth):
-        os.mkdir("d", dir_fd=fd)
-        below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-        os.close(fd)
-        fd = below
-    with open(os.open("bottom.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as bottom:
-        bottom.write("down here\n")
-    os.close(fd)
-
-
-def _remove_deep(base: Path, depth: int) -> None:
-    """Undo `_deep` without recursion (shutil.rmtree, pytest's clean-up, recurse once per level)."""
-    fds = [os.open(base, os.O_RDONLY | os.O_DIRECTORY)]
-    for _ in range(depth):
-        fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
-    os.unlink("bottom.txt", dir_fd=fds[-1])
-    os.close(fds.pop())
-    while fds:
-        os.rmdir("d", dir_fd=fds[-1])
-        os.close(fds.pop())
 
 
 @contextlib.contextmanager
@@ -164,7 +140,7 @@ def _cache(row: dict[str, Any], args: list[str], env: dict[str, str]) -> Iterato
 @pytest.mark.parametrize("row", ROWS, ids=[row["name"] for row in ROWS])
 def test_bad_input(row: dict[str, Any], helm: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     for name, depth in (row.get("deep") or {}).items():
-        request.addfinalizer(lambda base=tmp_path / "repo" / name, depth=depth: _remove_deep(base, depth))
+        request.addfinalizer(lambda base=tmp_path / "repo" / name, depth=depth: deep_folders.remove(base, depth))
     args, env = _prepare(row, tmp_path, helm)
     started = time.monotonic()
     try:
