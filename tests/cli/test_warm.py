@@ -16,18 +16,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from warm_processes import CHARTSHARE, generate, wait_for_socket, warm_env
 
 from cmp.cli import warm
 from conftest import ROOT, clean_env
-
-CHARTSHARE = str(Path(sys.executable).parent / "chartshare")
-EXAMPLE = ROOT / "examples" / "shoong-delivery"
-VALUES = [
-    "-f",
-    "/examples/shoong-delivery/values/common.yaml",
-    "-f",
-    "/examples/shoong-delivery/values/notification.yaml",
-]
 
 
 @pytest.fixture
@@ -39,38 +31,9 @@ def runtime(tmp_path: Path) -> Iterator[Path]:
         os.kill(pid, signal.SIGTERM)
 
 
-def _env(runtime: Path, **extra: str) -> dict[str, str]:
-    return clean_env(
-        {
-            warm.ENABLED: "on",
-            warm.RUNTIME: str(runtime),
-            "CHARTSHARE_WARM_IDLE": "30",
-            **extra,
-        }
-    )
-
-
 def _run(args: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes]:
     done = subprocess.run([CHARTSHARE, *args], cwd=ROOT, env=env, capture_output=True, timeout=120)
     return done.returncode, done.stdout, done.stderr
-
-
-def _socket(runtime: Path, env: dict[str, str]) -> Path:
-    """The socket the warm process for this installation listens on, once it does (waited for)."""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        found = list(runtime.glob("warm-*.sock"))
-        if found:
-            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                probe.connect(str(found[0]))
-                return found[0]
-            except OSError:
-                pass
-            finally:
-                probe.close()
-        time.sleep(0.1)
-    raise AssertionError(f"no warm process came up in {runtime}")
 
 
 def _servers(runtime: Path) -> list[int]:
@@ -90,18 +53,13 @@ def _served(runtime: Path) -> list[str]:
     return [line.split(" ", 2)[2] for line in lines if line.split(" ", 2)[2].startswith("child ")]
 
 
-def _generate(helm: str, *extra: str) -> list[str]:
-    app = ["--app", "dev-shoong-notification", "-n", "shoong", *VALUES, "--repo-root", str(ROOT), "--helm", helm]
-    return ["generate", str(EXAMPLE / "apps" / "dev" / "notification"), *app, *extra]
-
-
 def test_a_served_request_prints_what_the_command_prints_on_its_own(runtime: Path, helm: str) -> None:
     statuses = []
-    for args in (_generate(helm), _generate(helm, "--kube-version", "not-a-version"), ["check", "--help"]):
+    for args in (generate(helm), generate(helm, "--kube-version", "not-a-version"), ["check", "--help"]):
         alone = _run(args, clean_env())
-        first = _run(args, _env(runtime))  # the first of all finds no warm process: runs here, starts one
-        _socket(runtime, _env(runtime))
-        served = _run(args, _env(runtime))
+        first = _run(args, warm_env(runtime))  # the first of all finds no warm process: runs here, starts one
+        wait_for_socket(runtime)
+        served = _run(args, warm_env(runtime))
         assert alone == first == served
         statuses.append(alone[0])
     assert statuses[0] == 0 and statuses[1] != 0 and statuses[2] == 0
@@ -114,11 +72,11 @@ def test_a_caller_killed_by_its_deadline_has_its_command_stopped(runtime: Path, 
     slow = tmp_path / "helm"
     slow.write_text(f"#!/bin/sh\necho $$ > {pids}\nexec sleep 60\n")
     slow.chmod(0o755)
-    env = _env(runtime)
+    env = warm_env(runtime)
     _run(["check", "--help"], env)
-    _socket(runtime, env)
+    wait_for_socket(runtime)
     caller = subprocess.Popen(
-        [CHARTSHARE, *_generate(str(slow))], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [CHARTSHARE, *generate(str(slow))], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     deadline = time.monotonic() + 20
     while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
@@ -134,14 +92,14 @@ def test_a_caller_killed_by_its_deadline_has_its_command_stopped(runtime: Path, 
 def test_without_a_folder_of_its_own_the_command_runs_in_the_caller(runtime: Path, helm: str) -> None:
     runtime.mkdir(mode=0o777)
     runtime.chmod(0o777)  # others may write there: no socket is trusted in it
-    alone = _run(_generate(helm), clean_env())
-    assert _run(_generate(helm), _env(runtime)) == alone
+    alone = _run(generate(helm), clean_env())
+    assert _run(generate(helm), warm_env(runtime)) == alone
     time.sleep(0.5)
     assert not list(runtime.glob("warm-*")) and not _servers(runtime)
 
 
 def test_a_socket_nobody_listens_on_is_replaced(runtime: Path, helm: str) -> None:
-    env = _env(runtime)
+    env = warm_env(runtime)
     runtime.mkdir(mode=0o700)
     stale = subprocess.run(
         [sys.executable, "-c", "from cmp.cli import warm; print(warm.socket_path())"],
@@ -153,17 +111,17 @@ def test_a_socket_nobody_listens_on_is_replaced(runtime: Path, helm: str) -> Non
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(stale)
     dead.close()  # the file stays, nothing listens
-    alone = _run(_generate(helm), clean_env())
-    assert _run(_generate(helm), env) == alone
-    assert str(_socket(runtime, env)) == stale
-    assert _run(_generate(helm), env) == alone
+    alone = _run(generate(helm), clean_env())
+    assert _run(generate(helm), env) == alone
+    assert str(wait_for_socket(runtime)) == stale
+    assert _run(generate(helm), env) == alone
     assert len(_served(runtime)) == 1
 
 
 def test_an_idle_warm_process_ends_and_takes_its_socket_along(runtime: Path) -> None:
-    env = _env(runtime, CHARTSHARE_WARM_IDLE="1")
+    env = warm_env(runtime, CHARTSHARE_WARM_IDLE="1")
     _run(["check", "--help"], env)
-    path = _socket(runtime, env)
+    path = wait_for_socket(runtime)
     deadline = time.monotonic() + 15
     while (path.exists() or _servers(runtime)) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -200,7 +158,7 @@ def test_the_warm_process_imports_nothing_from_the_repository_it_was_started_in(
     (repository / "yaml").mkdir(parents=True)
     marker = tmp_path / "imported"
     (repository / "yaml" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
-    env = _env(runtime)
+    env = warm_env(runtime)
     subprocess.run([CHARTSHARE, "check", "--help"], cwd=repository, env=env, capture_output=True, timeout=60)
-    _socket(runtime, env)
+    wait_for_socket(runtime)
     assert not marker.exists()
