@@ -20,7 +20,7 @@ import fcntl
 import os
 import stat
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 DEFAULT_MB = 256
 CAP = "CHARTSHARE_CACHE_MB"
@@ -44,6 +44,34 @@ def cap_from(env: Mapping[str, str]) -> tuple[int, str | None]:
 
 def disk_use(info: os.stat_result) -> int:
     return info.st_blocks * 512
+
+
+def file_use(name: str, folder: int) -> int | None:
+    """The disk use of a file of the folder `folder` (a descriptor), None when there is none."""
+    try:
+        return disk_use(os.stat(name, dir_fd=folder, follow_symlinks=False))
+    except OSError:
+        return None
+
+
+def write_whole(folder: int, name: str, parts: Iterable[bytes]) -> tuple[int | None, int]:
+    """Write the file `name` of `folder` whole or not at all (a private temporary file renamed over it):
+    the disk use of the file it replaced (None when there was none) and its own. OSError when it could
+    not; the temporary file is gone then."""
+    temporary = f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
+    try:
+        fd = os.open(
+            temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder
+        )
+        with open(fd, "wb") as handle:
+            handle.writelines(parts)
+        replaced = file_use(name, folder)
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=folder)
+        raise
+    return replaced, file_use(name, folder) or 0
 
 
 def tree_use(path: str) -> tuple[int, int]:

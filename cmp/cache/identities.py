@@ -156,32 +156,14 @@ def _write(folder: Path, name: str, data: bytes, cap: int) -> None:
     directory = _private(folder, create=True)
     if directory is None:
         return
-    temporary = f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
     try:
-        fd = os.open(
-            temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=directory
-        )
-        with open(fd, "wb") as handle:
-            handle.write(data)
-        before = _use(directory, name)
-        os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
-        freed, dropped = _evict(directory, name, cap)
-        added = (_use(directory, name) or 0) - (before or 0) - freed
-        budget = bounded.Budget(os.path.dirname(folder), bounded.cap_from(os.environ)[0])
-        budget.charge(added, (before is None) - dropped, keep=os.path.join(folder, name))
-    except OSError:
         with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=directory)
+            before, written = bounded.write_whole(directory, name, [data])
+            freed, dropped = _evict(directory, name, cap)
+            budget = bounded.Budget(os.path.dirname(folder), bounded.cap_from(os.environ)[0])
+            budget.charge(written - (before or 0) - freed, (before is None) - dropped, keep=os.path.join(folder, name))
     finally:
         os.close(directory)
-
-
-def _use(directory: int, name: str) -> int | None:
-    """The disk use of a file of the folder, None when there is none."""
-    try:
-        return bounded.disk_use(os.stat(name, dir_fd=directory, follow_symlinks=False))
-    except FileNotFoundError:
-        return None
 
 
 def _evict(directory: int, kept: str, cap: int) -> tuple[int, int]:

@@ -96,18 +96,9 @@ class Store:
         folder = self._open_folder(create=True)
         if folder is None:
             return
-        temporary = f".{key}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
         try:
-            fd = os.open(
-                temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder
-            )
-            with open(fd, "wb") as handle:
-                handle.writelines(parts)
-            replaced = _disk_use(key, folder)
-            os.replace(temporary, key, src_dir_fd=folder, dst_dir_fd=folder)
-            added = _disk_use(key, folder) or 0
+            replaced, added = bounded.write_whole(folder, key, parts)
         except OSError as error:
-            _unlink(temporary, folder)
             self.notices.append(f"notice: render cache: {self.folder} {_unwritable(error)}")
         else:  # kept; the budget evicts others when the folder outgrows it
             budget = bounded.Budget(os.path.dirname(self.folder), self.cap)
@@ -238,15 +229,3 @@ def _checksum(key: str, output: bytes, lines: bytes) -> bytes:
     another key is not that key's."""
     checksum = crc32(lines, crc32(output, crc32(b"%s %d\n" % (key.encode(), len(output)))))
     return b"%08x" % checksum
-
-
-def _disk_use(name: str, folder: int) -> int | None:
-    try:
-        return bounded.disk_use(os.stat(name, dir_fd=folder, follow_symlinks=False))
-    except OSError:
-        return None
-
-
-def _unlink(name: str, folder: int) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(name, dir_fd=folder)
