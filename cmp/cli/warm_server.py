@@ -40,6 +40,8 @@ _LARGEST_REQUEST = 16 << 20  # a command line and environment never come near it
 
 def preload() -> None:
     """Import what any request may need, so a child starts with it loaded."""
+    import ctypes  # noqa: F401  # (helm's PR_SET_PDEATHSIG)
+
     import jsonpatch  # noqa: F401
     import yaml  # noqa: F401
 

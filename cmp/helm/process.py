@@ -3,17 +3,21 @@
 Argo CD SIGKILLs a plugin at 60 s without a word, so helm must be stopped, and the reason printed, before
 then; and helm's plugins and their children must go with it. Every helm call chartshare makes (template,
 dependency build, pull, registry login) runs through this module, which attaches helm's stderr to the error.
+helm's session of its own is out of reach of the SIGTERM Argo CD sends chartshare's process group once it
+has SIGKILLed chartshare, so on Linux helm is also told to die with its parent (PR_SET_PDEATHSIG).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +31,7 @@ HELM2_SIGN = "unknown flag: --include-crds"  # how helm 2 answers every argv hel
 # helm's own log lines (helm 4's slog records, helm 3's Go log lines such as `walk.go:74: found symbolic
 # link...`): what it reports along the way, never why it failed; an error shows them after its `Error:`.
 _LOG_LINE = re.compile(r"^(?:time=\S+ )?level=(?:DEBUG|INFO|WARN|WARNING)\b|^[A-Za-z0-9_]+\.go:[0-9]+: ")
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def run_helm(
@@ -69,6 +74,7 @@ class RunningHelm:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                preexec_fn=_dies_with(os.getpid()),
             )
         except FileNotFoundError:
             raise HelmError(
@@ -125,6 +131,29 @@ class RunningHelm:
         if self.scratch is not None:
             self.scratch.cleanup()
             self.scratch = None
+
+
+def _dies_with(parent: int) -> Callable[[], None] | None:
+    """What helm's child runs before exec on Linux: SIGKILL it when this process ends, however it ends (a
+    parent already gone by then, as it may be, means exiting at once)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = _prctl()
+
+    def die_with_parent() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return die_with_parent
+
+
+@functools.cache
+def _prctl() -> Callable[[int, int], int]:
+    import ctypes
+
+    prctl: Callable[[int, int], int] = ctypes.CDLL(None, use_errno=True).prctl
+    return prctl
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -67,26 +67,53 @@ def test_a_served_request_prints_what_the_command_prints_on_its_own(runtime: Pat
     assert 3 <= len(_served(runtime)) <= 5
 
 
-def test_a_caller_killed_by_its_deadline_has_its_command_stopped(runtime: Path, tmp_path: Path) -> None:
+def _slow_helm(tmp_path: Path) -> tuple[Path, Path]:
+    """A helm that notes its pid and then hangs, as a chart with a stalled lookup would."""
     pids = tmp_path / "helm.pid"
     slow = tmp_path / "helm"
     slow.write_text(f"#!/bin/sh\necho $$ > {pids}\nexec sleep 60\n")
     slow.chmod(0o755)
+    return slow, pids
+
+
+def _started(pids: Path) -> int:
+    deadline = time.monotonic() + 20
+    while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return int(pids.read_text())
+
+
+def test_a_caller_killed_by_its_deadline_has_its_command_stopped(runtime: Path, tmp_path: Path) -> None:
+    slow, pids = _slow_helm(tmp_path)
     env = warm_env(runtime)
     _run(["check", "--help"], env)
     wait_for_socket(runtime)
     caller = subprocess.Popen(
         [CHARTSHARE, *generate(str(slow))], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    deadline = time.monotonic() + 20
-    while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    helm_pid = int(pids.read_text())
+    helm_pid = _started(pids)
     caller.kill()  # as Argo CD does at its deadline: SIGKILL, no chance to print
     caller.wait()
     assert _gone(helm_pid, within=10), "the served command's helm outlived its caller"
     child = int(_served(runtime)[-1].split()[1].rstrip(":"))
     assert _gone(child, within=10)
+
+
+def test_a_command_run_in_the_caller_takes_its_helm_along_when_killed(tmp_path: Path) -> None:
+    """helm's own session is out of reach of the SIGTERM Argo CD sends the caller's process group; it goes
+    with the caller all the same (also where a loaded warm process did not take the request in time)."""
+    slow, pids = _slow_helm(tmp_path)
+    caller = subprocess.Popen(
+        [CHARTSHARE, *generate(str(slow))],
+        cwd=ROOT,
+        env=clean_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    helm_pid = _started(pids)
+    caller.kill()
+    caller.wait()
+    assert _gone(helm_pid, within=10), "helm outlived the chartshare that started it"
 
 
 def test_without_a_folder_of_its_own_the_command_runs_in_the_caller(runtime: Path, helm: str) -> None:
