@@ -360,7 +360,7 @@ def test_a_dag_of_folder_links_is_walked_once_per_real_folder(repo: Path) -> Non
                 (levels / f"d{depth}" / name).symlink_to(Path(f"../d{depth + 1}"))
     started = time.monotonic()
     before = _fingerprint(repo)
-    assert before.usable and time.monotonic() - started < 2
+    assert before.usable and time.monotonic() - started < 10
     (levels / "d12" / "leaf.txt").write_text("another leaf\n")
     assert _key(repo) != before.key
 
