@@ -8,6 +8,7 @@ success, every error one stderr line, the exit status) is exits.py's, shared wit
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 import os
 import sys
@@ -330,11 +331,18 @@ def _checked(outcome: CheckOutcome, strict: bool = False) -> int:
     return 1 if outcome.conflicts or outcome.failed or (strict and outcome.skipped) else 0
 
 
+@functools.cache
+def click_command() -> click.Command:
+    """The click command typer builds from `app` on every call (a third of a served `init`): built once,
+    and in the warm process before it forks."""
+    return typer.main.get_command(app)
+
+
 def run_typer(argv: list[str]) -> int:
     """The typer CLI on a command line: the command's exit status, or click's for help and usage errors
     (which click prints itself)."""
     try:
-        status = app(argv, standalone_mode=False)
+        status = click_command()(argv, standalone_mode=False)
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.ClickException as problem:

@@ -6,8 +6,9 @@ With CHARTSHARE_WARM=on (the image sets it), the first request runs as ever and 
 a resident process that has everything imported (cmp/cli/warm_server.py); a lock beside its socket lets
 only one start, whatever the burst. Later requests hand it their command line, environment, working folder
 and stdin over a private unix socket; it forks one child per request, which runs the command exactly as
-this process would have, into buffers of its own, and hands back the exit status, stdout and stderr in one
-length-prefixed answer. When the caller is killed (Argo CD's deadline), the child is stopped as Argo CD
+this process would have, into buffers of its own (memfds), and hands back the exit status and the two
+buffers' lengths in one answer that carries the buffers themselves as descriptors; this process copies them
+out with sendfile. When the caller is killed (Argo CD's deadline), the child is stopped as Argo CD
 stops a command: SIGTERM, then SIGKILL.
 
 One answer per request, by construction: only this process writes its stdout and stderr, and only from an
@@ -20,11 +21,20 @@ This module imports only what the hand-over needs, so a served request costs the
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
 import time
-from _socket import AF_UNIX, SCM_RIGHTS, SOCK_STREAM, SOL_SOCKET, socket  # socket.py's imports cost 7 ms
+from _socket import (  # socket.py's imports cost 7 ms
+    AF_UNIX,
+    CMSG_SPACE,
+    MSG_CTRUNC,
+    SCM_RIGHTS,
+    SOCK_STREAM,
+    SOL_SOCKET,
+    socket,
+)
 
 ENABLED = "CHARTSHARE_WARM"  # "on": hand requests to a warm process
 RUNTIME = "CHARTSHARE_RUNTIME_DIR"  # where its socket lives; else $XDG_RUNTIME_DIR/chartshare, else /tmp
@@ -34,8 +44,9 @@ HAND_OVER = 1.0  # seconds from connecting to STARTED; past them the command run
 STATUS_SIZE = 4  # a status: a signed big-endian int
 LENGTH_SIZE = 4  # a request's length: an unsigned big-endian int
 OUTPUT_SIZE = 8  # an answer's stdout and stderr lengths: unsigned big-endian ints
-ANSWER_HEADER = STATUS_SIZE + 2 * OUTPUT_SIZE
-_MOST = 1 << 34  # no answer is larger: anything claiming more is damage
+ANSWER_HEADER = STATUS_SIZE + 2 * OUTPUT_SIZE  # sent with the child's two buffers as descriptors
+_FD_SIZE = 4  # a descriptor in SCM_RIGHTS: a native int
+_CHUNK = 1 << 20
 
 
 def main() -> None:
@@ -48,16 +59,19 @@ def main() -> None:
             sys.stderr.write("chartshare: error: interrupted\n")
             os._exit(130)  # exits.INTERRUPTED, without loading exits
         if answer is not None:
-            status, out, err = answer
-            _write(2, err)
-            _write(1, out)
+            status, (out, out_size), (err, err_size) = answer
+            _copy(err, err_size, 2)
+            _copy(out, out_size, 1)
             os._exit(status)
     from cmp.cli import launch
 
     launch.main(spent=time.monotonic() - begun)
 
 
-def hand_over(argv: list[str]) -> tuple[int, bytes, bytes] | None:
+Buffer = tuple[int, int]  # a child's memfd received here, and how many of its bytes are the answer
+
+
+def hand_over(argv: list[str]) -> tuple[int, Buffer, Buffer] | None:
     """The status, stdout and stderr of the command line (`sys.argv`, the program's name first) as a warm
     process's child ran it, or None when this process must run it (then, when no warm process answered at
     all, one is started for the requests that follow)."""
@@ -93,21 +107,41 @@ def hand_over(argv: list[str]) -> tuple[int, bytes, bytes] | None:
         client.close()
 
 
-def read_answer(client: socket) -> tuple[int, bytes, bytes] | None:
-    """A child's answer read in full: status, stdout, stderr; None when the child ended before it was all
-    sent (the command then runs here: nothing of it was printed)."""
-    header = receive(client, ANSWER_HEADER)
-    if header is None:
+def read_answer(client: socket) -> tuple[int, Buffer, Buffer] | None:
+    """A child's answer, whole: its status and its two buffers (stdout, stderr), which came with the header
+    as descriptors, so no byte of the output crosses the socket; None when the child ended before sending it
+    (the command then runs here: nothing of it was printed)."""
+    try:
+        first, ancillary, flags, _ = client.recvmsg(ANSWER_HEADER, CMSG_SPACE(2 * _FD_SIZE))
+    except OSError:
         return None
-    status = status_of(header[:STATUS_SIZE])
+    fds = [
+        int.from_bytes(data[start : start + _FD_SIZE], sys.byteorder)
+        for level, kind, data in ancillary
+        if level == SOL_SOCKET and kind == SCM_RIGHTS
+        for start in range(0, len(data) - _FD_SIZE + 1, _FD_SIZE)
+    ]
+    rest = receive(client, ANSWER_HEADER - len(first)) if first and len(fds) == 2 else None
+    if rest is None or flags & MSG_CTRUNC:
+        for fd in fds:
+            os.close(fd)
+        return None
+    header = first + rest
     sizes = [int.from_bytes(header[start : start + OUTPUT_SIZE], "big") for start in (4, 12)]
-    if sum(sizes) > _MOST:
+    if not all(_holds(fd, size) for fd, size in zip(fds, sizes, strict=True)):
+        for fd in fds:
+            os.close(fd)
         return None
-    out = receive(client, sizes[0])
-    err = receive(client, sizes[1]) if out is not None else None
-    if out is None or err is None:
-        return None
-    return status, out, err
+    return status_of(header[:STATUS_SIZE]), (fds[0], sizes[0]), (fds[1], sizes[1])
+
+
+def _holds(fd: int, size: int) -> bool:
+    """Whether a buffer received is a regular file of at least the bytes the header claims for it."""
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size >= size
 
 
 def answer_header(status: int, out: int, err: int) -> bytes:
@@ -121,15 +155,31 @@ def _send_by(client: socket, data: bytes, until: float) -> None:
         view = view[client.send(view) :]
 
 
-def _write(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(fd, view) :]
-        except BrokenPipeError:
-            os._exit(1)
-        except InterruptedError:
-            continue
+def _copy(source: int, size: int, target: int) -> None:
+    """The first `size` bytes of a child's buffer onto this process's stdout or stderr, in the kernel where
+    it can (sendfile refuses a target opened to append: then through this process)."""
+    sent = 0
+    try:
+        while sent < size:
+            try:
+                count = os.sendfile(target, source, sent, size - sent)
+            except OSError as error:
+                if error.errno not in (errno.EINVAL, errno.ENOSYS) or sent:
+                    raise
+                break
+            if not count:
+                return
+            sent += count
+        while sent < size:
+            chunk = os.pread(source, min(size - sent, _CHUNK), sent)
+            if not chunk:
+                return
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(target, view) :]
+            sent += len(chunk)
+    except BrokenPipeError:
+        os._exit(1)
 
 
 def status_bytes(status: int) -> bytes:

@@ -6,10 +6,11 @@ It holds the lock beside SOCKET (handed over by the caller that started it, else
 as it lives, listens on SOCKET (in a folder only its user may enter), reads each request without blocking
 (a caller that does not send it within READ seconds is refused), forks, and forgets it: the child starts a
 session of its own, takes the caller's stdin, folder, umask and environment, runs the command as the
-console entry point would into buffers of its own, and sends the caller its status, stdout and stderr in
-one answer. So a warm process that dies does not take the requests in flight along: their children answer
-all the same. A caller that goes away (Argo CD's deadline kills it) has its child stopped the way Argo CD
-stops a command: SIGTERM (chartshare then kills helm's process group), then SIGKILL 5 s later.
+console entry point would into buffers of its own, and sends the caller its status and the two buffers'
+lengths in one answer that carries the buffers as descriptors. So a warm process that dies does not take
+the requests in flight along: their children answer all the same. A caller that goes away (Argo CD's
+deadline kills it) has its child stopped the way Argo CD stops a command: SIGTERM (chartshare then kills
+helm's process group), then SIGKILL 5 s later.
 
 The loop reacts to each event of one `select` on its own (a child that ended, a caller that left, a
 request that arrived, in any order): an event of a request already over is ignored, and an event that
@@ -39,17 +40,24 @@ _LARGEST_REQUEST = 16 << 20  # a command line and environment never come near it
 
 
 def preload() -> None:
-    """Import what any request may need, so a child starts with it loaded."""
+    """Import what any request may need, so a child starts with it loaded: generate's pipeline, and the
+    typer CLI (Argo CD runs init before every generate) with its click command built. What click and typer
+    read of the terminal and the environment they read when a command runs, in the child; rich, where it
+    is installed, is imported only then too."""
     import ctypes  # noqa: F401  # (helm's PR_SET_PDEATHSIG)
 
     import jsonpatch  # noqa: F401
     import yaml  # noqa: F401
 
-    from cmp.cli import exits, launch  # noqa: F401  # (not the typer CLI: rich reads the terminal when it loads)
+    from cmp.cli import app, exits, launch  # noqa: F401
     from cmp.generate import cached, command, render  # noqa: F401
+    from cmp.init import command as init  # noqa: F401
     from cmp.manifests import emit, textpatch  # noqa: F401
     from cmp.ownership import process, reference_fields  # noqa: F401
     from cmp.ownership.rewrite import apply, references  # noqa: F401
+    from cmp.parameters import announcement  # noqa: F401
+
+    app.click_command()
 
 
 class Log:
@@ -404,18 +412,15 @@ def _run_child(request: tuple[list[str], str, int, dict[str, str]], stdin: int, 
 
 
 def _answer(status: int) -> None:
-    """Status, stdout's and stderr's lengths, then their bytes, onto the caller's socket (descriptor 3)."""
+    """The status and stdout's and stderr's lengths onto the caller's socket (descriptor 3), with the two
+    buffers themselves as descriptors: the caller copies them out, so the bytes never cross the socket and
+    this child is done at once."""
     sizes = [os.fstat(fd).st_size for fd in (1, 2)]
-    header = memoryview(warm.answer_header(status, *sizes))
-    while header:
-        header = header[os.write(3, header) :]
-    for fd, size in zip((1, 2), sizes, strict=True):
-        sent = 0
-        while sent < size:
-            count = os.sendfile(3, fd, sent, size - sent)
-            if not count:
-                raise OSError("the buffer ended early")
-            sent += count
+    header = warm.answer_header(status, *sizes)
+    with socket.socket(fileno=3) as caller:
+        sent = socket.send_fds(caller, [header], [1, 2])
+        if sent < len(header):
+            caller.sendall(header[sent:])
 
 
 def _open_max() -> int:

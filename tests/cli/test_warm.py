@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from warm_processes import CHARTSHARE, generate, wait_for_socket, warm_env
+from warm_processes import CHARTSHARE, EXAMPLE, generate, wait_for_socket, warm_env
 
 from cmp.cli import warm
 from conftest import ROOT, clean_env
@@ -65,6 +65,40 @@ def test_a_served_request_prints_what_the_command_prints_on_its_own(runtime: Pat
     assert statuses[0] == 0 and statuses[1] != 0 and statuses[2] == 0
     # all but the very first, unless the warm process of a loaded machine did not answer within the hand-over
     assert 3 <= len(_served(runtime)) <= 5
+
+
+def test_the_cli_the_warm_process_preloads_reads_each_request_s_terminal(runtime: Path, helm: str) -> None:
+    """init and parameters (Argo CD runs them beside every generate) go through the typer CLI, built once in
+    the warm process; what click reads of the terminal (here the help's width) is still each request's."""
+    app = ["--repo-root", str(ROOT), str(EXAMPLE / "apps" / "dev" / "notification")]
+    init = ["init", *app[:2], "--helm", helm, app[2]]
+    parameters = ["parameters", *app]
+    _run(["check", "--help"], warm_env(runtime))
+    wait_for_socket(runtime)
+    for args in (init, parameters, ["check", "--help"]):
+        for columns in ("60", "200"):
+            alone = _run(args, clean_env({"COLUMNS": columns}))
+            assert _run(args, warm_env(runtime, COLUMNS=columns)) == alone
+            assert alone[0] == 0
+    narrow, wide = (_run(["check", "--help"], warm_env(runtime, COLUMNS=c))[1] for c in ("60", "200"))
+    assert narrow != wide
+    assert len(_served(runtime)) >= 8  # all but the first, unless a loaded warm process did not answer in time
+
+
+def test_an_answer_reaches_a_file_opened_to_append_and_a_pipe(runtime: Path, helm: str, tmp_path: Path) -> None:
+    """The caller copies a child's buffers out with sendfile, which refuses a file opened to append: then
+    through the caller; a pipe (as Argo CD reads it) takes sendfile."""
+    alone = _run(generate(helm), clean_env())
+    env = warm_env(runtime)
+    _run(["check", "--help"], env)
+    wait_for_socket(runtime)
+    target = tmp_path / "out.yaml"
+    target.write_bytes(b"before\n")
+    with target.open("ab") as appended:
+        done = subprocess.run([CHARTSHARE, *generate(helm)], cwd=ROOT, env=env, stdout=appended, timeout=120)
+    assert done.returncode == 0 and target.read_bytes() == b"before\n" + alone[1]
+    assert _run(generate(helm), env) == alone  # capture_output: pipes
+    assert len(_served(runtime)) >= 2
 
 
 def _slow_helm(tmp_path: Path) -> tuple[Path, Path]:
