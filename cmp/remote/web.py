@@ -19,6 +19,7 @@ import http.client
 import socket
 import ssl
 import threading
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -57,7 +58,7 @@ def get(url: str, secrets: Credentials, deadline: Deadline, limit: int, entry: C
     except RemoteError:
         raise
     except Exception as error:
-        if watch.fired:
+        if watch.fired or watch.over():
             raise deadline.spent(f"GET {url}") from None
         problem = _problem(error, url, redirects, entry, secrets)
         if problem is None:
@@ -149,14 +150,21 @@ class _Watch:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.fired = False
+        self.ends = time.monotonic() + seconds
         self.connections: list[http.client.HTTPConnection] = []  # their socket while connecting
         self.sockets: list[socket.socket] = []  # connected (urllib forgets them in the connection)
         self.timer = threading.Timer(seconds, self._fire)
         self.timer.daemon = True
 
     def __enter__(self) -> _Watch:
+        self.ends = time.monotonic() + self.seconds
         self.timer.start()
         return self
+
+    def over(self) -> bool:
+        """Whether the seconds are up, the timer thread told or not: a socket's own timeout (the same
+        seconds) can beat it on a loaded machine, and is then the deadline too."""
+        return time.monotonic() >= self.ends
 
     def __exit__(self, *_: object) -> None:
         self.timer.cancel()

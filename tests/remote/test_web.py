@@ -23,7 +23,7 @@ from servers import (
 import fetch_helm
 from cmp.errors import RemoteError
 from cmp.model import RemoteChart
-from cmp.remote import repository
+from cmp.remote import repository, web
 from cmp.remote.credentials import Credentials, parse
 from cmp.remote.deadline import Deadline
 from cmp.remote.web import get
@@ -128,6 +128,16 @@ def test_a_server_that_stalls_is_cut_off_at_the_deadline(
     with pytest.raises(RemoteError, match=r"GET .*/index.yaml: out of time \(2 s for init"):
         get(f"{private.url}/index.yaml", _secrets(private.url, tls[0]), Deadline(2), 1 << 20)
     assert time.monotonic() - started < 4
+
+
+def test_a_socket_timeout_that_beats_the_watch_is_the_deadline_too(
+    private: ChartRepository, tls: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a loaded machine the timer thread can wake after the socket's own timeout (the same seconds)."""
+    monkeypatch.setattr(web._Watch, "_fire", lambda watch: None)
+    private.routes["/charts/index.yaml"] = stall(private.stopping)
+    with pytest.raises(RemoteError, match=r"GET .*/index.yaml: out of time \(1 s for init"):
+        get(f"{private.url}/index.yaml", _secrets(private.url, tls[0]), Deadline(1), 1 << 20)
 
 
 def test_an_answer_over_the_limit_is_refused(private: ChartRepository, tls: tuple[Path, Path]) -> None:
