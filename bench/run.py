@@ -211,7 +211,8 @@ def _stop_warm(runtime: Path) -> None:
 
 
 def _install(work: Path) -> str:
-    """A clean venv with chartshare installed from this tree, as the image has it (no editable finder)."""
+    """A clean venv with chartshare installed from this tree, as the image has it (no editable finder, its
+    own launcher)."""
     venv = work / "venv"
     if not (venv / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -235,7 +236,9 @@ def _install(work: Path) -> str:
         ],
         check=True,
     )
-    return str(venv / "bin" / "chartshare")
+    program = venv / "bin" / "chartshare"
+    subprocess.run([str(venv / "bin" / "python"), "-I", "-m", "cmp.cli.launcher", str(program)], check=True)
+    return str(program)
 
 
 def _commands(helm: str, chartshare: str, work: Path) -> list[Command]:
