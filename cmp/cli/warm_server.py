@@ -51,6 +51,7 @@ def preload() -> None:
 
     from cmp.cli import app, exits, launch  # noqa: F401
     from cmp.generate import cached, command, render  # noqa: F401
+    from cmp.helm import nondeterminism  # noqa: F401  # (a render cache miss)
     from cmp.init import command as init  # noqa: F401
     from cmp.manifests import emit, textpatch  # noqa: F401
     from cmp.ownership import process, reference_fields  # noqa: F401

@@ -101,6 +101,30 @@ def test_an_answer_reaches_a_file_opened_to_append_and_a_pipe(runtime: Path, hel
     assert len(_served(runtime)) >= 2
 
 
+_IMPORTED_AFTER_PRELOAD = """
+import os, sys
+from cmp.cli import warm_server
+warm_server.preload()
+before = set(sys.modules)
+from cmp.cli import launch
+told, sys.argv = sys.argv[1], ["chartshare", *sys.argv[2:]]
+status = launch.run()
+with open(told, "w") as found:
+    found.write(" ".join(sorted(set(sys.modules) - before)) + f" status {status}")
+"""
+
+
+def test_a_child_of_the_warm_process_imports_nothing_to_render(helm: str, tmp_path: Path) -> None:
+    """What the warm process loads before it forks each child loads once; a module left out is loaded by
+    every request. A render cache miss, then a hit, on the example."""
+    env = clean_env({"CHARTSHARE_RENDER_CACHE": "on", "CHARTSHARE_CACHE": str(tmp_path / "cache")})
+    told = tmp_path / "imported"
+    for _ in ("miss", "hit"):
+        command = [sys.executable, "-c", _IMPORTED_AFTER_PRELOAD, str(told), *generate(helm)]
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, timeout=120)
+        assert done.returncode == 0 and told.read_text() == " status 0", (told.read_text(), done.stderr)
+
+
 def _slow_helm(tmp_path: Path) -> tuple[Path, Path]:
     """A helm that notes its pid and then hangs, as a chart with a stalled lookup would."""
     pids = tmp_path / "helm.pid"
