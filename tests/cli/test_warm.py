@@ -63,8 +63,9 @@ def test_a_served_request_prints_what_the_command_prints_on_its_own(runtime: Pat
         assert alone == first == served
         statuses.append(alone[0])
     assert statuses[0] == 0 and statuses[1] != 0 and statuses[2] == 0
-    # all but the very first, unless the warm process of a loaded machine did not answer within the hand-over
-    assert 3 <= len(_served(runtime)) <= 5
+    # at most all but the very first; fewer where the warm process of a loaded machine did not answer
+    # within the hand-over (the command then ran in its caller, exact all the same)
+    assert 1 <= len(_served(runtime)) <= 5
 
 
 def test_the_cli_the_warm_process_preloads_reads_each_request_s_terminal(runtime: Path, helm: str) -> None:
@@ -202,7 +203,10 @@ def test_a_socket_nobody_listens_on_is_replaced(runtime: Path, helm: str) -> Non
     alone = _run(generate(helm), clean_env())
     assert _run(generate(helm), env) == alone
     assert str(wait_for_socket(runtime)) == stale
-    assert _run(generate(helm), env) == alone
+    for _ in range(3):  # until one was served (a loaded warm process may leave a request to its caller)
+        assert _run(generate(helm), env) == alone
+        if _served(runtime):
+            break
     assert len(_served(runtime)) == 1
 
 
