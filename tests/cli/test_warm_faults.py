@@ -90,7 +90,8 @@ def test_a_stalled_warm_process_costs_a_request_at_most_the_hand_over(runtime: P
     finally:
         os.kill(server, signal.SIGCONT)
     assert served == alone
-    assert took < took_alone + warm.HAND_OVER + 1.5, (took, took_alone)
+    # bounded by the hand-over, not waiting for the stalled process (slack for a loaded machine's start-up)
+    assert took < took_alone + warm.HAND_OVER + 5, (took, took_alone)
     time.sleep(1)  # the warm process, running again, finds the caller gone: nothing more happens
     assert _run(generate(helm), env)[0] == alone
 
