@@ -38,7 +38,7 @@ def test_a_hang_is_stopped_at_the_deadline_with_its_whole_process_group(tmp_path
     started = time.monotonic()
     with pytest.raises(HelmError, match=r"did not finish within 1 s and was stopped"):
         run_helm([str(helm)], cwd=tmp_path, timeout=1, what="helm template")
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 5
     assert process_gone(int((tmp_path / "child").read_text()))
 
 
@@ -48,7 +48,7 @@ def test_a_descendant_that_left_the_group_cannot_hold_the_deadline_open(tmp_path
     try:
         with pytest.raises(HelmError, match=r"did not finish within 1 s"):
             run_helm([str(helm)], cwd=tmp_path, timeout=1, what="helm template")
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 5
     finally:
         with contextlib.suppress(ProcessLookupError, FileNotFoundError, ValueError):
             os.kill(int((tmp_path / "escaped").read_text()), signal.SIGKILL)

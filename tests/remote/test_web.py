@@ -127,7 +127,7 @@ def test_a_server_that_stalls_is_cut_off_at_the_deadline(
     started = time.monotonic()
     with pytest.raises(RemoteError, match=r"GET .*/index.yaml: out of time \(2 s for init"):
         get(f"{private.url}/index.yaml", _secrets(private.url, tls[0]), Deadline(2), 1 << 20)
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < 6
 
 
 def test_a_socket_timeout_that_beats_the_watch_is_the_deadline_too(
