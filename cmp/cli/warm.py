@@ -122,13 +122,9 @@ def read_answer(client: socket) -> tuple[int, Buffer, Buffer] | None:
         for start in range(0, len(data) - _FD_SIZE + 1, _FD_SIZE)
     ]
     rest = receive(client, ANSWER_HEADER - len(first)) if first and len(fds) == 2 else None
-    if rest is None or flags & MSG_CTRUNC:
-        for fd in fds:
-            os.close(fd)
-        return None
-    header = first + rest
+    header = first + rest if rest is not None and not flags & MSG_CTRUNC else b""
     sizes = [int.from_bytes(header[start : start + OUTPUT_SIZE], "big") for start in (4, 12)]
-    if not all(_holds(fd, size) for fd, size in zip(fds, sizes, strict=True)):
+    if not header or not all(_holds(fd, size) for fd, size in zip(fds, sizes, strict=True)):
         for fd in fds:
             os.close(fd)
         return None
@@ -178,8 +174,13 @@ def _copy(source: int, size: int, target: int) -> None:
             while view:
                 view = view[os.write(target, view) :]
             sent += len(chunk)
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader is gone: nobody is left to tell
         os._exit(1)
+    except OSError as error:  # a full disk, an I/O error: what was printed is not the whole output
+        try:
+            os.write(2, f"chartshare: error: cannot write the output ({error.strerror})\n".encode())
+        finally:
+            os._exit(1)
 
 
 def status_bytes(status: int) -> bytes:

@@ -105,6 +105,23 @@ def test_an_answer_reaches_a_file_opened_to_append_and_a_pipe(runtime: Path, hel
     assert _run(generate(helm), env) == alone  # capture_output: pipes
 
 
+def test_an_answer_that_cannot_be_written_ends_in_an_error_line(runtime: Path, helm: str) -> None:
+    env = warm_env(runtime)
+    _run(["check", "--help"], env)
+    wait_for_socket(runtime)
+    for _ in range(3):  # until one was served (a loaded warm process may leave a request to its caller)
+        served = len(_served(runtime))
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run([CHARTSHARE, *generate(helm)], cwd=ROOT, env=env, stdout=full, stderr=subprocess.PIPE)
+        if len(_served(runtime)) > served:
+            break
+    else:
+        pytest.skip("no request was served")
+    assert done.returncode == 1
+    last = done.stderr.decode().splitlines()[-1]
+    assert last == "chartshare: error: cannot write the output (No space left on device)"
+
+
 _IMPORTED_AFTER_PRELOAD = """
 import os, sys
 from cmp.cli import warm_server
