@@ -55,6 +55,10 @@ class Fingerprint:
     def nondeterministic(self) -> bool:
         """Whether a template action of the chart (packed subcharts included) or a value calls one; also
         True when the scan could not read a file that may hold an action (so `auto` keeps nothing)."""
+        return self.judge()
+
+    def judge(self) -> bool:
+        """`nondeterministic`, worked out on the first call only (a miss asks while helm renders)."""
         if self._verdict is None:
             try:
                 from cmp.helm.nondeterminism import file_is_nondeterministic  # the table: misses only

@@ -83,6 +83,7 @@ def start_early(generate: GenerateOptions, env: Mapping[str, str]) -> None:
         from cmp.helm import template
 
         template.start_early(config.helm, template.HelmInvocation(chart, config.template), config.timeout)
+        looked.judge()
     except Exception:  # the pipeline meets the same problem again and reports it
         return
 

@@ -50,6 +50,12 @@ class Lookup:
         self._store = store
         self._found = found
 
+    def judge(self) -> None:
+        """Work out whether a miss's render may be kept (a scan of the chart's templates for a function that
+        renders differently each time) now, while helm renders, rather than after it; a hit needs nothing."""
+        if self._found is not None and self.hit is None:
+            self._found.judge()
+
     def rendered(self, render: Callable[[], Rendered]) -> Output:
         """What `render` prints, kept when it may be; a render that raises keeps nothing."""
         fresh = render()

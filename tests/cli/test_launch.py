@@ -17,6 +17,7 @@ import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cmp.cache.key import Fingerprint
 from cmp.cli import app as cli
 from cmp.cli import launch
 from cmp.generate.chart import chart_dir, chart_entry, load_ownership
@@ -136,6 +137,19 @@ def test_an_early_helm_for_another_invocation_is_killed(helm: str) -> None:
     stream = template.render(*_cli_invocation([*argv, "--release-name", "other"]))
     assert started.process.returncode is not None and started.process.returncode < 0
     assert "\n  name: other\n" in stream and "\n  name: dev-a\n" not in stream  # the workload, named by release
+
+
+def test_a_miss_is_judged_while_its_helm_renders(helm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether the render may be kept (a scan of the chart's templates) is worked out once helm has started,
+    not after it rendered."""
+    asked: list[bool] = []
+    judge = Fingerprint.judge
+    monkeypatch.setattr(Fingerprint, "judge", lambda found: asked.append(early.waiting() is not None) or judge(found))
+    env = {**_env(), "CHARTSHARE_CACHE": str(tmp_path / "cache")}
+    argv = ["generate", str(CASE), "--app", "dev-a", "-n", "shoong", "--helm", helm, "--repo-root", str(TESTS)]
+    launch.start_early(launch.read_generate(argv), env)
+    early.discard()
+    assert asked == [True]
 
 
 def test_an_early_helm_nobody_takes_is_killed(tmp_path: Path) -> None:
