@@ -79,6 +79,39 @@ def realcharts() -> Path | None:
     return None
 
 
+REALCHARTS_MISSING = "../shared/realcharts is absent (set CHARTSHARE_REALCHARTS to the folder of real charts)"
+
+
+def realchart_index(folder: Path | None) -> dict[str, dict[str, Any]]:
+    """The charts the real-chart folder's index.yaml lists, by name; none without the folder."""
+    if folder is None:
+        return {}
+    import yaml
+
+    return {chart["name"]: chart for chart in yaml.safe_load((folder / "index.yaml").read_text())["charts"]}
+
+
+def realchart(request: pytest.FixtureRequest, index: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """The chart a real-chart fixture's parameter names (`sorted(index) or [REALCHARTS_MISSING]`): skipped
+    without the folder, except in CI, where the real-chart suites must run."""
+    if request.param == REALCHARTS_MISSING:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the real-chart suite must run in CI: {REALCHARTS_MISSING}")
+        pytest.skip(REALCHARTS_MISSING)
+    return index[request.param]
+
+
+def untarred(folder: Path, chart: Mapping[str, Any], charts: Path) -> Path:
+    """The chart's folder under `charts`, untarred from the real-chart folder the first time it is asked."""
+    import tarfile
+
+    unpacked = charts / chart["name"]
+    if not unpacked.exists():
+        with tarfile.open(folder / chart["file"]) as archive:
+            archive.extractall(charts, filter="data")
+    return unpacked
+
+
 def helm_template(helm: str, chart: Path, *args: str) -> str:
     """Raw `helm template` output, the reference chartshare is compared with."""
     return subprocess.run(

@@ -9,16 +9,13 @@ expectations are worked out from helm's stream alone, cut on its `---` lines and
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-import yaml
 
 from cmp import goyaml, manifests
 from cmp.helm.crds import printed_crds
@@ -28,25 +25,16 @@ from cmp.ownership import rules
 from cmp.ownership.outcome import Outcome
 from cmp.ownership.process import process
 from cmp.ownership.scope import Scope, ScopeTable, crd_scopes
-from conftest import realcharts, run_cli
+from conftest import REALCHARTS_MISSING, realchart, realchart_index, realcharts, run_cli, untarred
 
 FOLDER = realcharts()
-INDEX: dict[str, dict[str, Any]] = (
-    {chart["name"]: chart for chart in yaml.safe_load((FOLDER / "index.yaml").read_text())["charts"]}
-    if FOLDER is not None
-    else {}
-)
-MISSING = "../shared/realcharts is absent (set CHARTSHARE_REALCHARTS to the folder of real charts)"
+INDEX = realchart_index(FOLDER)
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 
 
-@pytest.fixture(scope="module", params=sorted(INDEX) or [MISSING])
+@pytest.fixture(scope="module", params=sorted(INDEX) or [REALCHARTS_MISSING])
 def chart(request: pytest.FixtureRequest) -> dict[str, Any]:
-    if request.param == MISSING:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the real-chart suite must run in CI: {MISSING}")
-        pytest.skip(MISSING)
-    return INDEX[request.param]
+    return realchart(request, INDEX)
 
 
 class Workspace(NamedTuple):
@@ -67,14 +55,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 
 def _chart_dir(workspace: Workspace, chart: dict[str, Any]) -> Path:
     """The chart untarred (once) into the workspace, its values file beside it."""
-    folder = workspace.root / "charts" / chart["name"]
-    if not folder.exists():
-        assert FOLDER is not None
-        with tarfile.open(FOLDER / chart["file"]) as archive:
-            archive.extractall(workspace.root / "charts", filter="data")
-        if chart["values"]:
-            (workspace.root / "values" / chart["values"]).write_bytes((FOLDER / chart["values"]).read_bytes())
-    return folder
+    assert FOLDER is not None
+    if chart["values"] and not (workspace.root / "values" / chart["values"]).exists():
+        (workspace.root / "values" / chart["values"]).write_bytes((FOLDER / chart["values"]).read_bytes())
+    return untarred(FOLDER, chart, workspace.root / "charts")
 
 
 def _helm_args(workspace: Workspace, chart: dict[str, Any]) -> list[str]:

@@ -8,10 +8,8 @@ read them); a string the fields did not touch is compared to helm's own reading 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -22,36 +20,24 @@ from cmp import goyaml, manifests
 from cmp.model import App
 from cmp.ownership import rules
 from cmp.ownership.process import process
-from conftest import ROOT, realcharts
+from conftest import REALCHARTS_MISSING, ROOT, realchart, realchart_index, realcharts, untarred
 
 sys.path.insert(0, str(ROOT / "tools"))
 import fetch_kubectl
 
 FOLDER = realcharts()
-INDEX: dict[str, dict[str, Any]] = (
-    {chart["name"]: chart for chart in yaml.safe_load((FOLDER / "index.yaml").read_text())["charts"]}
-    if FOLDER is not None
-    else {}
-)
+INDEX = realchart_index(FOLDER)
 _BUILT: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}  # kustomize's objects per helm output
-MISSING = "../shared/realcharts is absent (set CHARTSHARE_REALCHARTS to the folder of real charts)"
 
 
-@pytest.fixture(params=sorted(INDEX) or [MISSING])
+@pytest.fixture(params=sorted(INDEX) or [REALCHARTS_MISSING])
 def chart(request: pytest.FixtureRequest) -> dict[str, Any]:
-    if request.param == MISSING:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the real-chart suite must run in CI: {MISSING}")
-        pytest.skip(MISSING)
-    return INDEX[request.param]
+    return realchart(request, INDEX)
 
 
 def _render(chart: dict[str, Any], helm: str, root: Path) -> str:
-    folder = root / "charts" / chart["name"]
-    if not folder.exists():
-        assert FOLDER is not None
-        with tarfile.open(FOLDER / chart["file"]) as archive:
-            archive.extractall(root / "charts", filter="data")
+    assert FOLDER is not None
+    folder = untarred(FOLDER, chart, root / "charts")
     args = ["template", ".", f"--name-template={chart['release']}", f"--namespace={chart['namespace']}"]
     if chart["values"]:
         args.append(f"--values={FOLDER / chart['values']}" if FOLDER else "")
