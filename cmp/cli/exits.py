@@ -33,16 +33,16 @@ def one_line(message: str) -> str:
     return " ".join(part.strip() for part in message.splitlines() if part.strip())
 
 
-class _Terminated(ChartShareError):
-    """SIGTERM: the sidecar is stopping, or Argo CD gave up on the request."""
-
-    exit_code = TERMINATED
+class _Terminated(BaseException):
+    """SIGTERM: the sidecar is stopping, or Argo CD gave up on the request. Not an Exception, so that no
+    `except Exception` on the way (a cache that only saves time, a look-ahead that falls back) takes it for
+    a failure of its own and carries on rendering."""
 
 
 def _terminate(signum: int, frame: object) -> None:
-    """Unwind like any error, so helm's process group is killed on the way out (its own session would
-    otherwise outlive chartshare) and the reason is said on stderr."""
-    raise _Terminated("stopped by SIGTERM; helm and everything it started were killed")
+    """Unwind from wherever the command is, so helm's process group is killed on the way out (its own
+    session would otherwise outlive chartshare) and the reason is said on stderr."""
+    raise _Terminated
 
 
 def run_and_exit(command: Callable[[], int]) -> NoReturn:
@@ -71,6 +71,9 @@ def run(command: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         say("error: interrupted")
         status = INTERRUPTED
+    except _Terminated:
+        say("error: stopped by SIGTERM; helm and everything it started were killed")
+        status = TERMINATED
     except BrokenPipeError:
         status = 1
     except Exception as error:

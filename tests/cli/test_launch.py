@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from cmp.cache.key import Fingerprint
 from cmp.cli import app as cli
-from cmp.cli import launch
+from cmp.cli import exits, launch
 from cmp.generate.chart import chart_dir, chart_entry, load_ownership
 from cmp.helm import early, template
 from cmp.inputs import options, parameters
@@ -150,6 +151,24 @@ def test_a_miss_is_judged_while_its_helm_renders(helm: str, tmp_path: Path, monk
     launch.start_early(launch.read_generate(argv), env)
     early.discard()
     assert asked == [True]
+
+
+def test_sigterm_while_the_miss_is_judged_stops_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Argo CD's SIGTERM can land while the look-ahead works (helm just started): the look-ahead falls
+    back on any Exception, so the signal must not be one, or the command goes on waiting for helm."""
+    slow = tmp_path / "helm"
+    slow.write_text("#!/bin/sh\nsleep 30\n")
+    slow.chmod(0o755)
+    monkeypatch.setattr(Fingerprint, "judge", lambda found: os.kill(os.getpid(), signal.SIGTERM) or time.sleep(5))
+    env = {**_env(), "CHARTSHARE_CACHE": str(tmp_path / "cache")}
+    argv = ["generate", str(CASE), "--app", "dev-a", "--helm", str(slow), "--repo-root", str(TESTS)]
+    started: list[object] = []
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        status = exits.run(lambda: launch.start_early(launch.read_generate(argv), env) or started.append(1) or 0)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert (status, started, early.waiting()) == (exits.TERMINATED, [], None)
 
 
 def test_an_early_helm_nobody_takes_is_killed(tmp_path: Path) -> None:
