@@ -58,29 +58,39 @@ def run_and_exit(command: Callable[[], int]) -> NoReturn:
 
 def run(command: Callable[[], int]) -> int:
     """Run a command to its end: the status it returns, or one error line per problem and the error's
-    status. SIGTERM unwinds like an error from the first instruction on. Any helm nobody claimed is killed
-    before it returns; the interpreter's teardown of the render's objects would only be time Argo CD waits
-    for, so callers leave through os._exit."""
+    status. SIGTERM unwinds like an error from the first instruction on, its error line and clean-up
+    included. Any helm nobody claimed is killed before it returns; the interpreter's teardown of the
+    render's objects would only be time Argo CD waits for, so callers leave through os._exit."""
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        status = command()
+        try:
+            status = _outcome(command)
+        finally:
+            early.discard()
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once is enough: what is left is the clean-up
+        early.discard()
+        say("error: stopped by SIGTERM; helm and everything it started were killed")
+        status = TERMINATED
+    return status
+
+
+def _outcome(command: Callable[[], int]) -> int:
+    """The command's status, or its error's after saying it (SIGTERM is left to `run`)."""
+    try:
+        return command()
     except ChartShareError as error:
         for problem in error.problems:
             say(f"error: {one_line(problem)}")
-        status = error.exit_code
+        return error.exit_code
     except KeyboardInterrupt:
         say("error: interrupted")
-        status = INTERRUPTED
-    except _Terminated:
-        say("error: stopped by SIGTERM; helm and everything it started were killed")
-        status = TERMINATED
+        return INTERRUPTED
     except BrokenPipeError:
-        status = 1
+        return 1
     except Exception as error:
         say(f"error: internal error ({type(error).__name__}: {one_line(str(error))}); please report it")
-        status = 1
-    early.discard()
-    return status
+        return 1
 
 
 def generate(options: GenerateOptions) -> int:

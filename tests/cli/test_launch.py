@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from cmp.cache.key import Fingerprint
 from cmp.cli import app as cli
 from cmp.cli import exits, launch
+from cmp.errors import ChartShareError
 from cmp.generate.chart import chart_dir, chart_entry, load_ownership
 from cmp.helm import early, template
 from cmp.inputs import options, parameters
@@ -169,6 +170,28 @@ def test_sigterm_while_the_miss_is_judged_stops_the_command(tmp_path: Path, monk
     finally:
         signal.signal(signal.SIGTERM, before)
     assert (status, started, early.waiting()) == (exits.TERMINATED, [], None)
+
+
+def test_sigterm_while_an_error_is_said_still_ends_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SIGTERM that lands in the error path is the command's end too, not a traceback; a second one is
+    ignored while chartshare cleans up."""
+    said: list[str] = []
+
+    def say(line: str) -> None:
+        said.append(line)
+        os.kill(os.getpid(), signal.SIGTERM)  # the first raises where it lands, the second is ignored
+
+    def failing() -> int:
+        raise ChartShareError("bad input")
+
+    monkeypatch.setattr(exits, "say", say)
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        status = exits.run(failing)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert status == exits.TERMINATED
+    assert said == ["error: bad input", "error: stopped by SIGTERM; helm and everything it started were killed"]
 
 
 def test_an_early_helm_nobody_takes_is_killed(tmp_path: Path) -> None:
