@@ -62,32 +62,35 @@ def apply(text: str, operations: Sequence[dict[str, Any]], floor: int, metadata:
     line by line."""
     padded = "\n" + text
     span = None if metadata is None else (metadata[0] + 1, metadata[1] + 1)
-    top: list[tuple[str, int]] | None = None  # the top level's lines, read once for all the operations
+    read: dict[int, list[tuple[str, int]]] = {}  # the lines of each block read so far, by its start
     for operation in operations:
         tokens = _tokens(operation)
         if tokens is None:
             return None
-        try:
-            top = lines_of(padded, Block(0, len(padded), 0), floor) if top is None else top
-        except Unsure:
-            return None
-        result = _apply_one(padded, operation["op"], tokens, operation.get("value"), floor, top)
+        result = _apply_one(padded, operation["op"], tokens, operation.get("value"), floor, read)
         if result is None:
             return None
-        padded, at, moved = result
-        if moved:  # the top level's lines after the edit (the newline before each) move along; an edit of
-            # the top level reads it again
-            top = (
-                None
-                if len(tokens) == 1
-                else [(name, start + moved if start >= at - 1 else start) for name, start in top]
-            )
-        if span is not None and moved:
-            if tokens[0] == "metadata":
-                span = (span[0], span[1] + moved)  # inside the entry
-            elif at <= span[0]:
-                span = (span[0] + moved, span[1] + moved)
+        edited, at, outer = result
+        if edited is not padded:
+            # The blocks around the edited one keep their lines (the edit's are all deeper than theirs),
+            # moved along; the edited block and whatever lies inside it are read again when needed.
+            moved = len(edited) - len(padded)
+            read = {start: _moved(read[start], at, moved) for start in outer}
+            if span is not None and moved:
+                if tokens[0] == "metadata":
+                    span = (span[0], span[1] + moved)  # inside the entry
+                elif at <= span[0]:
+                    span = (span[0] + moved, span[1] + moved)
+            padded = edited
     return Patched(padded[1:], None if span is None else (span[0] - 1, span[1] - 1))
+
+
+def _moved(lines: list[tuple[str, int]], at: int, moved: int) -> list[tuple[str, int]]:
+    """A block's lines after an edit at `at` made the text `moved` characters longer (the newline before
+    each line is what moves)."""
+    if not moved:
+        return lines
+    return [(name, start + moved if start >= at - 1 else start) for name, start in lines]
 
 
 def _tokens(operation: dict[str, Any]) -> list[str] | None:
@@ -110,26 +113,29 @@ _PATHS: dict[str, list[str] | None] = {}  # a rule's paths are read once, not on
 
 
 def _apply_one(
-    padded: str, op: str, tokens: list[str], value: Any, floor: int, top: list[tuple[str, int]]
-) -> tuple[str, int, int] | None:
-    """The text with one operation carried out, where the edit starts and how much longer it made it
-    (`top`: the top level's lines, as `lines_of` reads them)."""
+    padded: str, op: str, tokens: list[str], value: Any, floor: int, read: dict[int, list[tuple[str, int]]]
+) -> tuple[str, int, list[int]] | None:
+    """The text with one operation carried out (the very same string when it changes nothing), where the
+    edit starts, and the starts of the blocks around the edited one (`read`: each block's lines as
+    `lines_of` reads them, by its start, filled in as blocks are read)."""
+    outer: list[int] = []
     try:
         block = Block(0, len(padded), 0)
-        lines = top
+        lines = _lines(padded, block, floor, read)
         for token in tokens[:-1]:
             span = find_entry(lines, token, block.end)
             if span is None:
                 return None  # a missing parent: jsonpatch's own error says so
+            outer.append(block.start)
             block = inner(padded, span, block.indent)
-            lines = lines_of(padded, block, floor)
+            lines = _lines(padded, block, floor, read)
         existing = find_entry(lines, tokens[-1], block.end)
     except Unsure:
         return None
     if op == "remove":
         if existing is None or not any(start + 1 != existing[0] for start in keys_of(lines)):
             return None  # nothing to remove, or a mapping left empty (an empty document reads as null)
-        return padded[: existing[0]] + padded[existing[1] :], existing[0], existing[0] - existing[1]
+        return padded[: existing[0]] + padded[existing[1] :], existing[0], outer
     if op != "add" and existing is None:
         return None  # replace and test need the entry: jsonpatch's own error says so
     entry = entry_text(tokens[-1], value, block.indent)
@@ -137,19 +143,25 @@ def _apply_one(
         return None
     if existing is not None:
         if padded[existing[0] : existing[1]] == entry:
-            return padded, existing[0], 0
+            return padded, existing[0], outer
         old = value_of(padded, existing, block.indent)
         if old is BROKEN:
             return None
         if same(old, value):
-            return padded, existing[0], 0
+            return padded, existing[0], outer
         if op == "test":
             return None
-        moved = len(entry) - (existing[1] - existing[0])
-        return padded[: existing[0]] + entry + padded[existing[1] :], existing[0], moved
+        return padded[: existing[0]] + entry + padded[existing[1] :], existing[0], outer
     if block.end == len(padded) and not padded.endswith("\n"):
         return None  # a newline after the last line could change it (a block scalar's last line break)
-    return padded[: block.end] + entry + padded[block.end :], block.end, len(entry)
+    return padded[: block.end] + entry + padded[block.end :], block.end, outer
+
+
+def _lines(padded: str, block: Block, floor: int, read: dict[int, list[tuple[str, int]]]) -> list[tuple[str, int]]:
+    lines = read.get(block.start)
+    if lines is None:
+        lines = read[block.start] = lines_of(padded, block, floor)
+    return lines
 
 
 def patch_resource(resource: Resource, operations: Sequence[dict[str, Any]]) -> bool:
@@ -157,11 +169,12 @@ def patch_resource(resource: Resource, operations: Sequence[dict[str, Any]]) -> 
     one the text can take; False leaves it to the object path (which also gives every error). Labels and
     annotations are edited on the text too, or on the metadata parsed alone once it is (after a rename,
     say): nothing that names the object moves, so nothing is read again."""
-    head = resource.head
-    if resource.parsed or resource.text is None or head is None:
+    if resource.parsed or resource.text is None or resource.head is None:
         return False
+    floor = resource.floor()
+    head = resource.head
     if not resource.metadata_parsed:
-        patched = apply(resource.text, operations, head.floor, head.metadata)
+        patched = apply(resource.text, operations, floor, head.metadata)
         if patched is not None:
             return _take(resource, patched, operations)
     labels = [operation for operation in operations if metapatch.applies(operation)]
@@ -170,7 +183,7 @@ def patch_resource(resource: Resource, operations: Sequence[dict[str, Any]]) -> 
     edited = metapatch.apply(metadata, labels) if metadata is not None else None
     if labels and edited is None:
         return False
-    patched = apply(resource.text, rest, head.floor, head.metadata) if rest else None
+    patched = apply(resource.text, rest, floor, head.metadata) if rest else None
     if rest and (patched is None or not _take(resource, patched, rest)):
         return False
     if edited is not None and edited != metadata:
