@@ -33,7 +33,7 @@ from cmp.manifests.lines import (
     load_entries,
     scalar,
 )
-from cmp.manifests.resource import Head
+from cmp.manifests.resource import FLOOR_UNREAD, Head
 
 
 class Scanned(NamedTuple):
@@ -63,14 +63,22 @@ def scan(text: str, *, lists: bool = True) -> Scanned | None:
 def identify(text: str, marks: structure.Marks | None, *, lists: bool = True) -> Scanned | None:
     """`scan` of a text known to hold no odd line break, its marks (structure.py) found already or not."""
     padded = None
-    if marks is not None and not marks.openers and not marks.values:
+    if marks is None:
+        padded = "\n" + text
+        first = structure.first_mark(padded)  # the marks are all found only if the floor is needed
+    else:
+        first = min(marks.openers[:1] + marks.values[:1], default=None)
+    fast = _FAST_HEAD.match(text)
+    if first is None:
         floor = structure.NO_FLOOR  # nothing may open a quote or flow spanning lines, nor need the parser
     else:
-        padded = "\n" + text
+        padded = padded or "\n" + text
+        above = None if fast is None else _above_every_mark(text, padded, fast, first)
+        if above is not None:
+            return above
         floor = structure.floor(padded, marks)
         if floor == 0:
             return None
-    fast = _FAST_HEAD.match(text)
     if fast is not None and text.endswith("\n") and len(fast.group("indent")) < floor:
         api_version, kind, name, namespace = map(_string, fast.group("api", "kind", "name", "namespace"))
         if UNSURE not in (api_version, kind, name, namespace):
@@ -79,10 +87,40 @@ def identify(text: str, marks: structure.Marks | None, *, lists: bool = True) ->
                 if _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
                     return Scanned(head)
             elif floor > 2:
-                spec = _crd_rest(padded or "\n" + text, fast.end())
+                spec = _crd_rest(padded or "\n" + text, fast.end(), None)
                 if spec is not UNSURE:
                     return Scanned(head if spec is _ABSENT else head._replace(spec=spec))
     return _scan_entries(padded or "\n" + text, floor, lists)
+
+
+def _above_every_mark(text: str, padded: str, fast: re.Match[str], first: int) -> Scanned | None:
+    """The identity of a document of the common shape whose head (and a CRD's group, names and scope)
+    lies above its first mark, without its floor (FLOOR_UNREAD), or None. No quote or flow can open above
+    the first mark, so the head's lines are structure; below it, each column-0 line (and, for a CRD, each
+    line at one or two spaces) is taken for structure, whether it is or lies in a quote: one that could
+    change the identity if it were sends the document to the floor's reading. What is really structure is
+    among those lines, so when none could, the identity stands. (`first`, the first mark, is an offset in
+    `padded`: the text's is one less.)"""
+    if not text.endswith("\n") or first <= fast.end():
+        return None
+    api_version, kind, name, namespace = map(_string, fast.group("api", "kind", "name", "namespace"))
+    if UNSURE in (api_version, kind, name, namespace):
+        return None
+    head = Head(api_version, kind, name, namespace, None, (fast.start("metadata"), fast.end()), None, FLOOR_UNREAD)
+    if kind != "CustomResourceDefinition":
+        return Scanned(head) if _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None else None
+    spec = _crd_rest(padded, fast.end(), first)
+    if spec is UNSURE or _SPEC_LEVEL_PROBLEM.search(padded, padded.rfind("\n", 0, first)) is not None:
+        return None
+    return Scanned(head if spec is _ABSENT else head._replace(spec=spec))
+
+
+# A line at one space, or at two that names a CRD field or is not a plain key, an item or a comment.
+_SPEC_LEVEL_PROBLEM = re.compile(
+    r"\n(?:[ ](?=[^ \n])"
+    r"|[ ]{2}(?:(?:group|names|scope)[ \t]*+:"
+    r"|(?![ \n#]|-(?:[ \t\n]|\Z)|[A-Za-z_][A-Za-z0-9_./-]*+[ \t]*+:(?:[ \t\n]|\Z))))"
+)
 
 
 # The common shape of a rendered document, read in one match: `apiVersion`, `kind`, then a block-style
@@ -216,11 +254,12 @@ def _parse_entries(padded: str, spans: list[Span]) -> dict[str, Any] | None:
 # column 0 (top-level keys) and, inside `spec`, at two spaces (its entries), the way generators write CRDs.
 
 
-def _crd_rest(padded: str, after: int) -> Any:
-    """For a CRD whose metadata ends at `after` (a newline in `padded`, the floor above two spaces): the
-    `group`, `names` and `scope` of its spec, _ABSENT without a spec, or UNSURE when the general reading
-    must decide (a column-0 line that is not a plain key, an identity key or `spec` twice, a spec whose
-    entries are not at two spaces, a line at one space)."""
+def _crd_rest(padded: str, after: int, first_mark: int | None) -> Any:
+    """For a CRD whose metadata ends at `after` (a newline in `padded`, the floor above two spaces, or the
+    lines above `first_mark` alone taken for sure): the `group`, `names` and `scope` of its spec, _ABSENT
+    without a spec, or UNSURE when the general reading must decide (a column-0 line that is not a plain
+    key, an identity key or `spec` twice, a spec whose entries are not at two spaces, a line at one space,
+    a field whose lines reach `first_mark`)."""
     length = len(padded)
     position = after
     spec: Any = _ABSENT
@@ -241,7 +280,7 @@ def _crd_rest(padded: str, after: int) -> Any:
         if key == "spec":
             if line.group("value"):
                 return UNSURE
-            spec, position = _two_space_spec(padded, position)
+            spec, position = _two_space_spec(padded, position, first_mark)
             if spec is UNSURE:
                 return UNSURE
 
@@ -249,7 +288,7 @@ def _crd_rest(padded: str, after: int) -> Any:
 _SHALLOW_COMMENT = re.compile(r"[ ]{0,2}#[^\n]*+")
 
 
-def _two_space_spec(padded: str, position: int) -> tuple[Any, int]:
+def _two_space_spec(padded: str, position: int, first_mark: int | None) -> tuple[Any, int]:
     """`_crd_rest`'s reading of a spec whose key line ends at `position`: its value and where it ends."""
     length = len(padded)
     first = FIRST_CHILD.match(padded, position)
@@ -283,6 +322,8 @@ def _two_space_spec(padded: str, position: int) -> tuple[Any, int]:
         for index, (key, start) in enumerate(lines)
         if key in _CRD_FIELDS
     ]
+    if first_mark is not None and any(end > first_mark for _, end in spans):
+        return UNSURE, position  # a field's lines reach where a quote or flow may open
     return load_entries(padded, spans, 2), position
 
 

@@ -25,7 +25,7 @@ def fields(resource: Resource, paths: Iterable[str]) -> Mapping[str, Any]:
     their lines alone while the text allows (the object itself otherwise): what a reference row looks
     for, without parsing the rest. Reading them is recorded (`entries_read`)."""
     head, text = resource.head, resource.text
-    if resource.parsed or text is None or head is None or head.floor == 0:
+    if resource.parsed or text is None or head is None or resource.floor() == 0:
         return resource.obj
     padded = "\n" + text
     entries = structure.top_entries(padded, frozenset(pointer_parts(path)[0] for path in paths))
@@ -40,19 +40,27 @@ def replace_name(resource: Resource, pointer: str, old: str, new: str) -> None:
     """Point the name field at `pointer` (which reads `old`) at `new`: on helm's text when the field is a
     one-line string of a block mapping there (everything else keeps its bytes), on the object otherwise."""
     tokens = pointer_parts(pointer)
-    head, text = resource.head, resource.text
-    # (not a CRD's spec: the head holds part of it)
-    if not resource.parsed and text is not None and head is not None and head.spec is None:
-        edited = None if tokens[0] in RESERVED else _replaced_scalar("\n" + text, head.floor, tokens, old, new)
-        if edited is not None:
-            padded, at, moved = edited
-            resource.edit_text(padded[1:], _moved(head, at - 1, moved))
-            return
+    if _on_text(resource, tokens, old, new):
+        return
     container: Any = resource.obj
     for token in tokens[:-1]:
         container = container[int(token)] if isinstance(container, list) else container[token]
     container[int(tokens[-1]) if isinstance(container, list) else tokens[-1]] = new
     resource.mark_changed(metadata_only=tokens[0] == "metadata")
+
+
+def _on_text(resource: Resource, tokens: list[str], old: str, new: str) -> bool:
+    """`replace_name` carried out on the text, when it allows (not in a CRD's spec: the head holds part of
+    it)."""
+    head, text = resource.head, resource.text
+    if resource.parsed or text is None or head is None or head.spec is not None or tokens[0] in RESERVED:
+        return False
+    edited = _replaced_scalar("\n" + text, resource.floor(), tokens, old, new)
+    if edited is None:
+        return False
+    padded, at, moved = edited
+    resource.edit_text(padded[1:], _moved(resource.head or head, at - 1, moved))
+    return True
 
 
 def _moved(head: Head, at: int, moved: int) -> Head:

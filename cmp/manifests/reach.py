@@ -88,6 +88,13 @@ def marks(padded: str, stretches: Sequence[tuple[int, int]] | None = None) -> Ma
     )
 
 
+def first_mark(padded: str) -> int | None:
+    """Where the text's first mark lies (see `marks`), or None when it has none: each pattern searched
+    only as far as its first."""
+    starts = [found.start() for pattern in (*_OPENERS, *_VALUE_MARKS) if (found := pattern.search(padded))]
+    return min(starts, default=None)
+
+
 def floor(padded: str, found: Marks | None = None) -> int:
     """The shallowest indentation a quote or flow spanning lines may reach in the document (NO_FLOOR when
     none spans lines); 0 when one may reach a top-level line, or an alias or a tag of YAML's own may be

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from cmp.manifests import exact
+from cmp.manifests import exact, reach
 from cmp.model import ResourceId, split_api_version
 
 if TYPE_CHECKING:
     from cmp.manifests.stream import Stream
+
+
+FLOOR_UNREAD = -1  # the scan read the identity above every mark of the text: no floor was needed
 
 
 class Head(NamedTuple):
@@ -20,7 +23,8 @@ class Head(NamedTuple):
     which the emitter replaces when only metadata changed; `spec` holds, for a CRD, the `group`, `names` and
     `scope` of its spec (what scope detection reads), so the schema below them is never parsed; `floor` is
     the shallowest indentation a quote or flow spanning lines may reach (structure.py): every line
-    shallower than it is structure, which text edits rely on. (A tuple: one is made per document.)
+    shallower than it is structure, which text edits rely on; FLOOR_UNREAD when the identity did not need
+    it (`Resource.floor` works it out for an edit). (A tuple: one is made per document.)
     """
 
     api_version: Any
@@ -31,6 +35,11 @@ class Head(NamedTuple):
     metadata: tuple[int, int] | None
     spec: dict[str, Any] | None = None
     floor: int = 0
+
+
+def with_floor(head: Head, text: str) -> Head:
+    """The head of `text` with its floor worked out, when the scan did not need it."""
+    return head._replace(floor=reach.floor("\n" + text)) if head.floor == FLOOR_UNREAD else head
 
 
 class Place(NamedTuple):
@@ -250,6 +259,13 @@ class Resource:
     @property
     def changed(self) -> bool:
         return self.text is None or self.metadata_changed or self.text_edited
+
+    def floor(self) -> int:
+        """The floor of the text the scan read (structure.py), worked out on first use when the identity
+        did not need it: only an edit on the text reads the lines below the identity."""
+        assert self.head is not None and self.text is not None
+        self.head = with_floor(self.head, self.text)
+        return self.head.floor
 
     def edit_text(self, text: str, head: Head) -> None:
         """Take an edited text (a patch carried out on it) and its scan; the object, not parsed yet, will

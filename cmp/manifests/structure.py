@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 
 from cmp.manifests.lines import FIRST_CHILD, ITEM_AT, KEY_LINE, Span, line_end
-from cmp.manifests.reach import NO_FLOOR, Marks, floor, marks
+from cmp.manifests.reach import NO_FLOOR, Marks, first_mark, floor, marks
 
-__all__ = ["NO_FLOOR", "Marks", "block_children", "children", "floor", "marks", "top_entries"]
+__all__ = ["NO_FLOOR", "Marks", "block_children", "children", "first_mark", "floor", "marks", "top_entries"]
 
 
 # Lines of a top-level entry: a key, a `- ` item of an indentless sequence, or anything else (unsure).

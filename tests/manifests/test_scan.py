@@ -17,6 +17,7 @@ from shapes import SETTINGS, any_documents, block_documents
 
 from cmp import goyaml, manifests
 from cmp.manifests import Resource
+from cmp.manifests.resource import FLOOR_UNREAD, with_floor
 from cmp.ownership.scope import crd_scopes
 
 
@@ -63,6 +64,24 @@ def _assert_read_as_exactly(text: str, scanned: manifests.Scanned, full: Any) ->
 @example('apiVersion: v1\nkind: A\nmetadata:\n  name: a\ndata:\n  x: |\n    "open\n  y: [a,\n# c\nkind: B]\n')
 @example("apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  x: 'it''s\n  name: b'\n")
 @example('apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  x: "[a,\n  name: b"\n')
+@example(  # below the first mark, a quote reaching spec's entries (a CRD read without its floor)
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ks.g\nspec:\n"
+    '  group: g\n  names:\n    kind: K\n    plural: ks\n  versions:\n  - name: "v1\n  scope: Cluster"\n'
+)
+@example(  # below the first mark, a flow reaching spec's entries
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ks.g\nspec:\n"
+    "  group: g\n  names:\n    kind: K\n    plural: ks\n  scope: Cluster\n  versions: [\n  {name: v1}]\n"
+)
+@example(  # a quote that opens in names, the last field
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ks.g\nspec:\n"
+    '  group: g\n  scope: Cluster\n  names:\n    kind: K\n    plural: "ks\n  group: h"\n'
+)
+@example('apiVersion: v1\nkind: A\nmetadata:\n  name: a\ndata:\n  x: "abc\nmetadata:\n  name: b"\n')
+@example(  # a column-0 line in a quote, taken for a key that changes nothing: the identity stands
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ks.g\nspec:\n"
+    '  group: g\n  names:\n    kind: K\n    plural: ks\n  scope: Cluster\n  versions:\n  - name: v1\n'
+    '    description: "a\nfoo: b"\n'
+)
 def test_a_sure_scan_reads_what_the_exact_reading_reads(text: str) -> None:
     scanned = manifests.scan(text)
     full = _full(text)
@@ -265,6 +284,8 @@ WRAPPED_DESCRIPTIONS = (
 def test_quoted_descriptions_wrapped_onto_deeper_lines_do_not_send_a_crd_to_the_parser() -> None:
     scanned = manifests.scan(WRAPPED_DESCRIPTIONS)
     assert scanned is not None and scanned.metadata is None
+    assert scanned.head.floor == FLOOR_UNREAD  # its identity lies above every quote: no floor was needed
+    assert with_floor(scanned.head, WRAPPED_DESCRIPTIONS).floor == 14  # the wrapped lines
     assert scanned.head.spec == {"group": "example.io", "names": {"kind": "W", "plural": "ws"}, "scope": "Cluster"}
 
 
@@ -291,12 +312,27 @@ def test_a_quote_continued_anywhere_reads_as_the_exact_reading_reads_it(change: 
     [
         ("              each pod'", "  each pod'"),  # a quote reaching the spec's entries
         ("              each pod'", "each pod'"),  # a quote reaching column 0
-        ("description: 'Optional", "description: !!str 'Optional"),  # a tag of YAML's own
-        ("            type: object\n", "            type: &t object\n            other: *t\n"),  # an alias
     ],
 )
 def test_what_the_scan_cannot_vouch_for_goes_to_the_exact_reading(change: tuple[str, str]) -> None:
     assert manifests.scan(WRAPPED_DESCRIPTIONS.replace(*change, 1)) is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("description: 'Optional", "description: !!str 'Optional"),  # a tag of YAML's own
+        ("            type: object\n", "            type: &t object\n            other: *t\n"),  # an alias
+    ],
+)
+def test_a_tag_or_alias_below_the_identity_leaves_edits_to_the_exact_reading(change: tuple[str, str]) -> None:
+    """Below every line the identity rests on, a tag or alias changes a value of the schema, not the
+    identity; an edit of the text (which needs the floor) goes to the object."""
+    text = WRAPPED_DESCRIPTIONS.replace(*change, 1)
+    scanned = manifests.scan(text)
+    assert scanned is not None and scanned.head.floor == FLOOR_UNREAD
+    _assert_read_as_exactly(text, scanned, goyaml.load(text))
+    assert with_floor(scanned.head, text).floor == 0
 
 
 def test_a_stray_quote_in_a_block_scalar_opens_nothing() -> None:

@@ -18,6 +18,7 @@ from shapes import JSONPATCH_FAILS, SETTINGS, any_documents, block_documents, js
 
 from cmp import goyaml, manifests
 from cmp.manifests import textpatch
+from cmp.manifests.resource import with_floor
 from cmp.model import Action, App, Decision
 from cmp.ownership.rewrite.apply import apply_decisions
 
@@ -111,6 +112,15 @@ def helm_like(draw: st.DrawFn) -> str:
     "    spec:\n      containers:\n      - name: app\n",
     [{"op": "add", "path": "/spec/template/spec/nodeSelector", "value": {"pool": "other"}}],
 )
+@example(  # the second operation reads /spec's lines as the first left them, moved along by its edit
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w\nspec:\n  template:\n    spec:\n"
+    "      containers:\n      - name: app\n  revisionHistoryLimit: 5\n  replicas: 1\nstatus: {}\n",
+    [
+        {"op": "add", "path": "/spec/template/spec/nodeSelector", "value": {"pool": "other"}},
+        {"op": "replace", "path": "/spec/revisionHistoryLimit", "value": 2},
+        {"op": "remove", "path": "/spec/template/spec/containers"},
+    ],
+)
 @example("kind: A\nmetadata:\n  name: a\nspec:\n  a: 1", [{"op": "add", "path": "/spec/b", "value": "v"}])
 @example("kind: A\nmetadata:\n  name: a\nspec:\n  a: |+\n    keep\n\n", [{"op": "add", "path": "/spec/b", "value": 1}])
 def test_a_text_patch_reads_as_jsonpatch_on_the_parsed_object(text: str, ops: list[dict[str, Any]]) -> None:
@@ -123,7 +133,7 @@ def test_a_text_patch_reads_as_jsonpatch_on_the_parsed_object(text: str, ops: li
         return
     if not isinstance(full, dict):
         return
-    found = textpatch.apply(text, ops, scanned.head.floor)
+    found = textpatch.apply(text, ops, with_floor(scanned.head, text).floor)
     if found is None:
         return
     patched = found.text
@@ -138,7 +148,7 @@ def _patched(text: str, operations: list[dict[str, Any]]) -> str | None:
     """The text patch of a document the scan read, under the floor it found."""
     scanned = manifests.scan(text)
     assert scanned is not None
-    patched = textpatch.apply(text, operations, scanned.head.floor)
+    patched = textpatch.apply(text, operations, with_floor(scanned.head, text).floor)
     return None if patched is None else patched.text
 
 
