@@ -215,7 +215,14 @@ def _fuzz(target: str, seconds: int, crashes: Path) -> bool:
             "-print_final_stats=1",
             str(corpus),
         ]
-        completed = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=seconds + 120)
+        completed = subprocess.run(  # the child's own temporary files go in the scratch folder, removed here
+            argv,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=seconds + 120,
+            env={**os.environ, "TMPDIR": scratch},
+        )
     output = completed.stdout + completed.stderr
     done = re.search(r"Done (\d+) runs in (\d+) second", output)
     progress = re.findall(r"^#(\d+)\s", output, re.M)  # libFuzzer's status lines, when it stopped early

@@ -4,9 +4,10 @@ and, for a CRD, `spec.group/names/scope`, without parsing the rest.
 Parsing a render whole costs more than rendering it (PyYAML's speed follows the number of YAML nodes, and
 an operator's CRDs hold hundreds of thousands), so the scan reads only the lines that hold those fields:
 the top-level keys at column 0, the entries of `metadata`, those of a CRD's `spec`. It can trust them
-because they lie above the document's floor (structure.py); each value is read as the parser would read
-it when it is a plain word or a simple quoted string, and the few entries that hold anything else are
-parsed alone. A List's items are read the same way, each as a document of its own. Whenever the top level
+because they lie above the document's floor (structure.py), or, commonly and for less, because the
+fields lie above the first character that may open a quote or flow (a mark) and no line below it could
+change them even if it were structure; each value is read as the parser would read it when it is a
+plain word or a simple quoted string, and the few entries that hold anything else are parsed alone. A List's items are read the same way, each as a document of its own. Whenever the top level
 is not a block mapping of plain keys, or a line the reading rests on may be inside a quote or flow, the
 scan answers None and the exact reading (exact.py) decides. Property tests hold the scan to it.
 """
