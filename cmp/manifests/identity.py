@@ -7,9 +7,10 @@ the top-level keys at column 0, the entries of `metadata`, those of a CRD's `spe
 because they lie above the document's floor (structure.py), or, commonly and for less, because the
 fields lie above the first character that may open a quote or flow (a mark) and no line below it could
 change them even if it were structure; each value is read as the parser would read it when it is a
-plain word or a simple quoted string, and the few entries that hold anything else are parsed alone. A List's items are read the same way, each as a document of its own. Whenever the top level
-is not a block mapping of plain keys, or a line the reading rests on may be inside a quote or flow, the
-scan answers None and the exact reading (exact.py) decides. Property tests hold the scan to it.
+plain word or a simple quoted string, and the few entries that hold anything else are parsed alone. A
+List's items are read the same way, each as a document of its own. Whenever the top level is not a block
+mapping of plain keys, or a line the reading rests on may be inside a quote or flow, the scan answers
+None and the exact reading (exact.py) decides. Property tests hold the scan to it.
 """
 
 from __future__ import annotations

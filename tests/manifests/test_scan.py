@@ -79,7 +79,7 @@ def _assert_read_as_exactly(text: str, scanned: manifests.Scanned, full: Any) ->
 @example('apiVersion: v1\nkind: A\nmetadata:\n  name: a\ndata:\n  x: "abc\nmetadata:\n  name: b"\n')
 @example(  # a column-0 line in a quote, taken for a key that changes nothing: the identity stands
     "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ks.g\nspec:\n"
-    '  group: g\n  names:\n    kind: K\n    plural: ks\n  scope: Cluster\n  versions:\n  - name: v1\n'
+    "  group: g\n  names:\n    kind: K\n    plural: ks\n  scope: Cluster\n  versions:\n  - name: v1\n"
     '    description: "a\nfoo: b"\n'
 )
 def test_a_sure_scan_reads_what_the_exact_reading_reads(text: str) -> None:
