@@ -27,7 +27,7 @@ from zlib import crc32
 from cmp.cache import bounded
 from cmp.manifests import Head, Scanned
 
-SCAN_VERSION = 3  # what the scan reads and how it says so; a change makes every kept entry another's
+SCAN_VERSION = 4  # what the scan reads and how it says so; a change makes every kept entry another's
 _MAGIC = b"chartshare identities %d\n" % SCAN_VERSION
 CAP = 16 << 20  # all the files together
 _SPARE = 256  # entries kept beyond this render's documents, for another app's values of the same chart
