@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from cmp import goyaml
-from cmp.manifests.lines import CONTENT_LINE, FIRST_CHILD, ITEM_AT, KEY_LINE, Span, dedented, scalar
+from cmp.manifests.lines import CONTENT_LINE, FIRST_CHILD, KEY_LINE, Span, dedented, scalar
 
 PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
 
@@ -41,8 +41,21 @@ class Block(NamedTuple):
 # and characters that may hide a key from a plain-key reading (a quoted, complex or merge key, a flow, a
 # tag, an anchor or alias, a block scalar).
 ITEM, COMMENT, OTHER = "-", "#", "?"
-_ODD_START = frozenset("\"'?<{[!&*|>%@`")
 _LINES: dict[int, re.Pattern[str]] = {}
+
+
+def _line_reader(indent: int) -> re.Pattern[str]:
+    """A line at `indent` or shallower, read in one match: its indentation, and what it starts with (a
+    character that may hide a key from a plain-key reading, a comment, an item, or a plain key as KEY_LINE
+    reads one; none of them: OTHER)."""
+    pattern = _LINES.get(indent)
+    if pattern is None:
+        pattern = _LINES[indent] = re.compile(
+            rf"\n(?P<pad>[ ]{{0,{indent}}}+)(?=[^ \n])"
+            r"(?:(?P<odd>[\"'?<{\[!&*|>%@`])|(?P<comment>#)|(?P<item>-(?:[ \t]|(?=\n)|\Z))"
+            r"|(?P<key>[A-Za-z_][A-Za-z0-9_./-]*+)[ \t]*+:(?=[ \t\n]|\Z))?"
+        )
+    return pattern
 
 
 def lines_of(padded: str, block: Block, floor: int) -> list[tuple[str, int]]:
@@ -52,22 +65,12 @@ def lines_of(padded: str, block: Block, floor: int) -> list[tuple[str, int]]:
     indent = block.indent
     if indent >= floor:
         raise Unsure
-    pattern = _LINES.get(indent)
-    if pattern is None:
-        pattern = _LINES[indent] = re.compile(rf"\n[ ]{{0,{indent}}}+(?=[^ \n])")
     found: list[tuple[str, int]] = []
-    for line in pattern.finditer(padded, block.start, block.end):
-        at = line.end()
-        char = padded[at]
-        if at - line.start() - 1 < indent or char in _ODD_START:
+    for line in _line_reader(indent).finditer(padded, block.start, block.end):
+        pad, odd, comment, item, key = line.group("pad", "odd", "comment", "item", "key")
+        if len(pad) < indent or odd:
             raise Unsure
-        if char == "#":
-            found.append((COMMENT, line.start()))
-        elif ITEM_AT.match(padded, at):
-            found.append((ITEM, line.start()))
-        else:
-            key = KEY_LINE.match(padded, at)
-            found.append((key.group("key") if key else OTHER, line.start()))
+        found.append((key or (ITEM if item else COMMENT if comment else OTHER), line.start()))
     return found
 
 
