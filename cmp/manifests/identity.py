@@ -81,18 +81,25 @@ def identify(text: str, marks: structure.Marks | None, *, lists: bool = True) ->
         floor = structure.floor(padded, marks)
         if floor == 0:
             return None
-    if fast is not None and text.endswith("\n") and len(fast.group("indent")) < floor:
-        api_version, kind, name, namespace = map(_string, fast.group("api", "kind", "name", "namespace"))
-        if UNSURE not in (api_version, kind, name, namespace):
-            head = Head(api_version, kind, name, namespace, None, (fast.start("metadata"), fast.end()), None, floor)
-            if kind != "CustomResourceDefinition":
-                if _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
-                    return Scanned(head)
-            elif floor > 2:
-                spec = _crd_rest(padded or "\n" + text, fast.end(), None)
-                if spec is not UNSURE:
-                    return Scanned(head if spec is _ABSENT else head._replace(spec=spec))
+    if fast is not None and len(fast.group("indent")) < floor:
+        head = _fast_head(text, fast, floor)
+        if head is not None and head.kind != "CustomResourceDefinition":
+            if _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
+                return Scanned(head)
+        elif head is not None and floor > 2:
+            spec = _crd_rest(padded or "\n" + text, fast.end(), None)
+            if spec is not UNSURE:
+                return Scanned(head if spec is _ABSENT else head._replace(spec=spec))
     return _scan_entries(padded or "\n" + text, floor, lists)
+
+
+def _fast_head(text: str, fast: re.Match[str], floor: int) -> Head | None:
+    """The head the common shape's match read, or None when a value takes the parser (or a last line
+    without its newline could change it)."""
+    api_version, kind, name, namespace = map(_string, fast.group("api", "kind", "name", "namespace"))
+    if not text.endswith("\n") or UNSURE in (api_version, kind, name, namespace):
+        return None
+    return Head(api_version, kind, name, namespace, None, (fast.start("metadata"), fast.end()), None, floor)
 
 
 def _above_every_mark(text: str, padded: str, fast: re.Match[str], first: int) -> Scanned | None:
@@ -103,13 +110,10 @@ def _above_every_mark(text: str, padded: str, fast: re.Match[str], first: int) -
     change the identity if it were sends the document to the floor's reading. What is really structure is
     among those lines, so when none could, the identity stands. (`first`, the first mark, is an offset in
     `padded`: the text's is one less.)"""
-    if not text.endswith("\n") or first <= fast.end():
+    head = _fast_head(text, fast, FLOOR_UNREAD) if first > fast.end() else None
+    if head is None:
         return None
-    api_version, kind, name, namespace = map(_string, fast.group("api", "kind", "name", "namespace"))
-    if UNSURE in (api_version, kind, name, namespace):
-        return None
-    head = Head(api_version, kind, name, namespace, None, (fast.start("metadata"), fast.end()), None, FLOOR_UNREAD)
-    if kind != "CustomResourceDefinition":
+    if head.kind != "CustomResourceDefinition":
         return Scanned(head) if _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None else None
     spec = _crd_rest(padded, fast.end(), first)
     if spec is UNSURE or _SPEC_LEVEL_PROBLEM.search(padded, padded.rfind("\n", 0, first)) is not None:

@@ -25,7 +25,7 @@ def fields(resource: Resource, paths: Iterable[str]) -> Mapping[str, Any]:
     their lines alone while the text allows (the object itself otherwise): what a reference row looks
     for, without parsing the rest. Reading them is recorded (`entries_read`)."""
     head, text = resource.head, resource.text
-    if resource.parsed or text is None or head is None or resource.floor() == 0:
+    if resource.parsed or text is None or head is None or resource.head_for_edit().floor == 0:
         return resource.obj
     padded = "\n" + text
     entries = structure.top_entries(padded, frozenset(pointer_parts(path)[0] for path in paths))
@@ -55,11 +55,12 @@ def _on_text(resource: Resource, tokens: list[str], old: str, new: str) -> bool:
     head, text = resource.head, resource.text
     if resource.parsed or text is None or head is None or head.spec is not None or tokens[0] in RESERVED:
         return False
-    edited = _replaced_scalar("\n" + text, resource.floor(), tokens, old, new)
+    head = resource.head_for_edit()
+    edited = _replaced_scalar("\n" + text, head.floor, tokens, old, new)
     if edited is None:
         return False
     padded, at, moved = edited
-    resource.edit_text(padded[1:], _moved(resource.head or head, at - 1, moved))
+    resource.edit_text(padded[1:], _moved(head, at - 1, moved))
     return True
 
 

@@ -24,7 +24,7 @@ class Head(NamedTuple):
     `scope` of its spec (what scope detection reads), so the schema below them is never parsed; `floor` is
     the shallowest indentation a quote or flow spanning lines may reach (structure.py): every line
     shallower than it is structure, which text edits rely on; FLOOR_UNREAD when the identity did not need
-    it (`Resource.floor` works it out for an edit). (A tuple: one is made per document.)
+    it (`Resource.head_for_edit` works it out). (A tuple: one is made per document.)
     """
 
     api_version: Any
@@ -260,12 +260,12 @@ class Resource:
     def changed(self) -> bool:
         return self.text is None or self.metadata_changed or self.text_edited
 
-    def floor(self) -> int:
-        """The floor of the text the scan read (structure.py), worked out on first use when the identity
-        did not need it: only an edit on the text reads the lines below the identity."""
+    def head_for_edit(self) -> Head:
+        """The head with the floor of the text the scan read (structure.py), worked out on first use when
+        the identity did not need it: only an edit of the text reads the lines below the identity."""
         assert self.head is not None and self.text is not None
         self.head = with_floor(self.head, self.text)
-        return self.head.floor
+        return self.head
 
     def edit_text(self, text: str, head: Head) -> None:
         """Take an edited text (a patch carried out on it) and its scan; the object, not parsed yet, will

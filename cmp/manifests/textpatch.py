@@ -171,10 +171,9 @@ def patch_resource(resource: Resource, operations: Sequence[dict[str, Any]]) -> 
     say): nothing that names the object moves, so nothing is read again."""
     if resource.parsed or resource.text is None or resource.head is None:
         return False
-    floor = resource.floor()
-    head = resource.head
+    head = resource.head_for_edit()
     if not resource.metadata_parsed:
-        patched = apply(resource.text, operations, floor, head.metadata)
+        patched = apply(resource.text, operations, head.floor, head.metadata)
         if patched is not None:
             return _take(resource, patched, operations)
     labels = [operation for operation in operations if metapatch.applies(operation)]
@@ -183,7 +182,7 @@ def patch_resource(resource: Resource, operations: Sequence[dict[str, Any]]) -> 
     edited = metapatch.apply(metadata, labels) if metadata is not None else None
     if labels and edited is None:
         return False
-    patched = apply(resource.text, rest, floor, head.metadata) if rest else None
+    patched = apply(resource.text, rest, head.floor, head.metadata) if rest else None
     if rest and (patched is None or not _take(resource, patched, rest)):
         return False
     if edited is not None and edited != metadata:
