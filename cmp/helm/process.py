@@ -64,26 +64,34 @@ class RunningHelm:
         env: Mapping[str, str] | None = None,
         stdin: bytes | None = None,
     ) -> None:
-        self.argv, self.timeout, self.what, self.scratch, self.stdin = argv, timeout, what, scratch, stdin
+        self.argv, self.timeout, self.what, self.scratch = argv, timeout, what, scratch
+        self.out, self.err = _buffer("helm-stdout"), _buffer("helm-stderr")
+        given = None if stdin is None else _buffer("helm-stdin", stdin)
         try:
             self.process = subprocess.Popen(
                 argv,
                 cwd=cwd,
                 env=env,
-                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL if given is None else given,
+                stdout=self.out,
+                stderr=self.err,
                 start_new_session=True,
                 preexec_fn=_dies_with(os.getpid()),
             )
         except FileNotFoundError:
+            self._close()
             raise HelmError(
                 f"helm binary {argv[0]!r} not found; install helm 3 or 4, or point --helm / CHARTSHARE_HELM at it"
             ) from None
         except PermissionError:
+            self._close()
             raise HelmError(f"helm binary {argv[0]!r} is not executable") from None
         except OSError as error:  # ENOEXEC: a helm built for another CPU or OS, or a script without #!
+            self._close()
             raise HelmError(f"helm binary {argv[0]!r} cannot be run: {error.strerror}") from None
+        finally:
+            if given is not None:
+                os.close(given)
         self.started = time.monotonic()
 
     def finish(self) -> str:
@@ -91,6 +99,7 @@ class RunningHelm:
         try:
             return self._collect()
         finally:
+            self._close()
             self._cleanup()
 
     def kill(self) -> None:
@@ -98,13 +107,14 @@ class RunningHelm:
         try:
             _kill_group(self.process)
         finally:
+            self._close()
             self._cleanup()
 
     def _collect(self) -> str:
         process, what, timeout = self.process, self.what, self.timeout
         try:
             remaining = max(timeout - (time.monotonic() - self.started), 0.001)
-            out, err = process.communicate(input=self.stdin, timeout=remaining)
+            process.wait(timeout=remaining)
         except subprocess.TimeoutExpired:
             raise HelmError(
                 f"{what} did not finish within {timeout:g} s and was stopped (Argo CD kills plugins at 60 s); "
@@ -112,7 +122,7 @@ class RunningHelm:
             ) from None
         finally:
             _kill_group(process)
-        stderr = _decode(err).strip()
+        stderr = _decode(_read_back(self.err)).strip()
         if process.returncode != 0 and HELM2_SIGN in stderr:
             raise HelmError(
                 f"{self.argv[0]!r} is helm 2 (it has no --include-crds); "
@@ -123,14 +133,44 @@ class RunningHelm:
             detail = failure_detail(stderr)[:_STDERR_LIMIT] or "no message"
             raise HelmError(f"{what} failed ({cause}): {detail}")
         try:
-            return out.decode("utf-8")
+            return _read_back(self.out).decode("utf-8")
         except UnicodeDecodeError as error:
             raise HelmError(f"{what} printed bytes that are not UTF-8 at offset {error.start}") from None
+
+    def _close(self) -> None:
+        for fd in (self.out, self.err):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.out = self.err = -1
 
     def _cleanup(self) -> None:
         if self.scratch is not None:
             self.scratch.cleanup()
             self.scratch = None
+
+
+def _buffer(name: str, data: bytes = b"") -> int:
+    """A file in memory (a temporary file where there is no memfd) for one of helm's streams, holding
+    `data`. helm writes its output in a burst at the end: to a file it writes at its own pace, where a
+    pipe would make it wait for each 64 KiB to be read, and this process for each read."""
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    else:
+        import tempfile
+
+        fd, path = tempfile.mkstemp(prefix=f"chartshare-{name}-")
+        os.unlink(path)
+    written = 0
+    while written < len(data):
+        written += os.write(fd, data[written:])
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _read_back(fd: int) -> bytes:
+    """Everything written to one of `_buffer`'s files."""
+    size = os.fstat(fd).st_size
+    return os.pread(fd, size, 0) if size else b""
 
 
 def _dies_with(parent: int) -> Callable[[], None] | None:
@@ -158,14 +198,11 @@ def _prctl() -> Callable[[int, int], int]:
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
     """SIGKILL whatever is left of helm's process group (helm itself, plugins, their children) and reap
-    helm. The pipes are closed, not drained: a descendant that left the group could hold them open for
-    ever, and the deadline must hold anyway."""
+    helm. Its output is in files, read once helm has exited: nothing waits for a descendant that left the
+    group and holds them open, and the deadline holds anyway."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-    for stream in (process.stdin, process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()
 
 
 def failure_detail(stderr: str) -> str:

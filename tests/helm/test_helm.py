@@ -60,6 +60,26 @@ def test_leftovers_of_a_helm_that_succeeded_are_killed(tmp_path: Path) -> None:
     assert process_gone(int((tmp_path / "child").read_text()))
 
 
+def test_a_leftover_holding_helms_output_open_does_not_hold_the_answer(tmp_path: Path) -> None:
+    helm = _script(tmp_path, f"sleep 300 &\necho $! > {tmp_path}/child\necho ok\n")
+    started = time.monotonic()
+    assert run_helm([str(helm)], cwd=tmp_path, timeout=30, what="helm template") == "ok\n"
+    assert time.monotonic() - started < 20
+    assert process_gone(int((tmp_path / "child").read_text()))
+
+
+def test_output_beyond_what_a_pipe_holds_and_stdin_arrive_whole(tmp_path: Path) -> None:
+    block = "".join(f"line {number:07d}\n" for number in range(8 << 20 >> 4))  # 8 MiB
+    (tmp_path / "big").write_text(block, encoding="utf-8")
+    helm = _script(tmp_path, f"cat {tmp_path}/big\ncat\nhead -c 100000 {tmp_path}/big >&2\n")
+    secret = b"a secret that never appears in argv\n"
+    out = run_helm([str(helm)], cwd=tmp_path, timeout=30, what="helm template", stdin=secret)
+    assert out == block + secret.decode()
+    failing = _script(tmp_path, f"cat {tmp_path}/big\necho 'Error: it broke' >&2\nexit 1\n")
+    with pytest.raises(HelmError, match=r"failed \(exit status 1\): Error: it broke$"):
+        run_helm([str(failing)], cwd=tmp_path, timeout=30, what="helm template")
+
+
 def test_sigterm_takes_helms_process_group_down_with_chartshare(tmp_path: Path) -> None:
     """helm runs in a session of its own, so Argo CD's SIGTERM to chartshare's group never reaches it:
     chartshare must pass it on, and still say why it stopped."""
