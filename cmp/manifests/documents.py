@@ -46,9 +46,9 @@ def parse(
         known = [
             memory.recall(text) if found is None and text else found for found, text in zip(known, texts, strict=True)
         ]
-    # the marks found once for the stream (but the documents foreseen), not once per document
+    # the marks found once for the stream (but the documents foreseen or recalled), not once per document
     stretches = _unforeseen(whole, known) if any(found is not None for found in known) else None
-    shares = _Shares(structure.marks("\n" + stream, stretches))
+    shares = _Shares(structure.marks("\n" + stream, stretches) if stretches != [] else _Shares.NONE)
     resources: list[Resource] = []
     for number, piece in enumerate(whole.pieces):
         if not piece.content:
@@ -96,15 +96,18 @@ def parse(
 
 
 def _unforeseen(whole: Stream, known: list[Scanned | None]) -> list[tuple[int, int]]:
-    """The stretches of the stream (newline put in front) between the documents foreseen."""
+    """The stretches of the stream (newline put in front) between the documents known, that hold a
+    document to scan: the only ones whose marks are shared out."""
     stretches: list[tuple[int, int]] = []
-    start = 0
+    start, scanned = 0, False
     for piece, found in zip(whole.pieces, known, strict=True):
         if found is not None:
-            if piece.start > start:
+            if scanned:
                 stretches.append((start, piece.start))
-            start = piece.end + 1
-    if len(whole.text) + 1 > start:
+            start, scanned = piece.end + 1, False
+        elif piece.content:
+            scanned = True
+    if scanned:
         stretches.append((start, len(whole.text) + 1))
     return stretches
 
@@ -147,7 +150,7 @@ class _Shares:
     """The stream's marks shared out among its documents, taken in order: offset q of the stream's (newline
     put in front) is q - start in the document at stream[start:end] (newline put in front too)."""
 
-    _NONE = structure.Marks([], [])
+    NONE = structure.Marks([], [])
 
     def __init__(self, found: structure.Marks) -> None:
         self.found = found
@@ -164,7 +167,7 @@ class _Shares:
                 last += 1
             self.next[kind] = last
             shared.append([position - start for position in positions[first:last]] if last > first else [])
-        return structure.Marks(*shared) if shared[0] or shared[1] else self._NONE
+        return structure.Marks(*shared) if shared[0] or shared[1] else self.NONE
 
 
 def _items_scanned(items: tuple[str, ...], source: str) -> list[tuple[Scanned, str]] | None:

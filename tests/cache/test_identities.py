@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from cmp import manifests
 from cmp.cache import bounded
 from cmp.cache.identities import Identities
@@ -134,3 +137,46 @@ def test_a_chart_is_one_file_whichever_checkout_renders_it(tmp_path: Path) -> No
     first = Identities(tmp_path / "ids", tmp_path / "a" / "chart", tmp_path / "a")
     second = Identities(tmp_path / "ids", tmp_path / "b" / "chart", tmp_path / "b")
     assert first.name == second.name
+
+
+QUOTED = (
+    "# Source: c/templates/q.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: q\ndata:\n"
+    '  rule: "a {b: [c\n  d] \'e"\n  other: [x,\n    y]\n'
+)
+POOL = (CRD, LABELLED, QUOTED, _config_map("a"), _config_map("b"), "# Source: c/templates/empty.yaml\n# nothing\n")
+
+
+class Recalling:
+    """A memory that knows some documents (by their text), as a file kept from other renders would."""
+
+    def __init__(self, known: dict[str, Scanned]) -> None:
+        self.known = known
+
+    def recall(self, text: str) -> Scanned | None:
+        return self.known.get(text)
+
+    def remember(self, text: str, scanned: Scanned) -> None:
+        pass
+
+
+class Remembering(Recalling):
+    """A memory that knows nothing and keeps what the scan finds."""
+
+    def recall(self, text: str) -> Scanned | None:
+        return None
+
+    def remember(self, text: str, scanned: Scanned) -> None:
+        self.known[text] = scanned
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(range(len(POOL))), min_size=1, max_size=8, unique=True), st.data())
+def test_documents_recalled_or_not_in_any_mix_read_as_the_scan_reads_them(
+    picked: list[int], data: st.DataObject
+) -> None:
+    stream = "---\n".join(POOL[number] for number in picked)
+    scanned = manifests.parse(stream)
+    everything: dict[str, Scanned] = {}
+    manifests.parse(stream, memory=Remembering(everything))
+    known = {text: found for text, found in everything.items() if data.draw(st.booleans())}
+    assert _heads(manifests.parse(stream, memory=Recalling(known))) == _heads(scanned)
