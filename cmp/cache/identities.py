@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from zlib import crc32
 
-from cmp.cache import bounded
+from cmp.cache import bounded, deferred
 from cmp.manifests import Head, Scanned
 
 SCAN_VERSION = 4  # what the scan reads and how it says so; a change makes every kept entry another's
@@ -91,6 +91,9 @@ class Identities:
             if len(entries) >= len(self.used) + _SPARE:
                 break
             entries.setdefault(digest, entry)
+        deferred.write(lambda: self._write(entries))
+
+    def _write(self, entries: dict[bytes, bytes]) -> None:
         with contextlib.suppress(OSError, ValueError):
             _write(self.folder, self.name, _encoded(entries), self.cap)
 

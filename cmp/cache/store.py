@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import BinaryIO, NamedTuple
 from zlib import crc32
 
-from cmp.cache import bounded
+from cmp.cache import bounded, deferred
 from cmp.inputs.config import cache_root
 
 DEFAULT_MB = bounded.DEFAULT_MB
@@ -95,8 +95,11 @@ class Store:
             )
             return
         folder = self._open_folder(create=True)
-        if folder is None:
-            return
+        if folder is not None:
+            deferred.write(lambda: self._write(folder, key, parts))
+
+    def _write(self, folder: int, key: str, parts: tuple[bytes, ...]) -> None:
+        """The entry's file written whole into the open folder, and charged to the budget."""
         try:
             replaced, added = bounded.write_whole(folder, key, parts)
         except OSError as error:

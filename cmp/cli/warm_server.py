@@ -394,7 +394,11 @@ def _run_child(request: tuple[list[str], str, int, dict[str, str]], stdin: int, 
         sys.argv = argv
         main = sys.modules["__main__"]  # the console script's, not `python -m` this module's (click names
         main.__package__ = main.__spec__ = None  # the program after them in its help)
+        from cmp.cache import deferred
         from cmp.cli import launch
+
+        if argv[1:2] == ["generate"]:  # (check's render workers, forked, write as they go)
+            deferred.hold()
     except BaseException:  # nothing may unwind into the server's loop
         os._exit(1)
     try:
@@ -404,12 +408,18 @@ def _run_child(request: tuple[list[str], str, int, dict[str, str]], stdin: int, 
     except BaseException:
         os._exit(1)
     try:
+        # The command is over: the SIGTERM its caller's leaving brings must not cut the cache writes short
+        # (each is whole or not there; the server's SIGKILL after GRACE still bounds them).
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         sys.stdout.flush()
         sys.stderr.flush()
         _answer(status)
     except BaseException:
         os._exit(1)
-    os._exit(0)
+    try:
+        deferred.flush()
+    finally:
+        os._exit(0)
 
 
 def _answer(status: int) -> None:

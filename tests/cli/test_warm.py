@@ -4,6 +4,7 @@ process can answer, the command runs in the caller."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import socket
@@ -103,6 +104,40 @@ def test_an_answer_reaches_a_file_opened_to_append_and_a_pipe(runtime: Path, hel
         if len(_served(runtime)) > served:
             break
     assert _run(generate(helm), env) == alone  # capture_output: pipes
+
+
+def test_a_served_render_answers_before_its_cache_writes_are_done(runtime: Path, helm: str, tmp_path: Path) -> None:
+    """The render cache's and the identities' writes come after the answer: a served render answers while
+    the cache's budget is locked (as an eviction elsewhere holds it), and its entry is written all the same
+    once the lock goes, though the caller's leaving brings the child a SIGTERM; the next request is a hit."""
+    cache = tmp_path / "cache"
+    env = warm_env(runtime, CHARTSHARE_RENDER_CACHE="on", CHARTSHARE_CACHE=str(cache))
+    alone = _run(generate(helm), clean_env({"CHARTSHARE_RENDER_CACHE": "off"}))
+    _run(["check", "--help"], env)
+    wait_for_socket(runtime)
+    cache.mkdir(mode=0o700)
+    budget = os.open(cache / ".usage", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(budget, fcntl.LOCK_EX)
+    before = len(_served(runtime))
+    request = subprocess.Popen(
+        [CHARTSHARE, *generate(helm)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        out, err = request.communicate(timeout=30)
+        answered_while_locked = True
+    except subprocess.TimeoutExpired:  # run by its caller (a loaded warm process may leave it one)
+        answered_while_locked = False
+    finally:
+        os.close(budget)  # at once: the server's SIGKILL comes GRACE seconds after the caller leaves
+    if not answered_while_locked:
+        out, err = request.communicate(timeout=60)
+        assert len(_served(runtime)) == before, "a served request waited for the cache's budget"
+    assert (request.returncode, out) == alone[:2] and b"(cached)" not in err
+    deadline = time.monotonic() + 20
+    while not list(cache.glob("renders/*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    again = _run(generate(helm), env)
+    assert again[1] == alone[1] and b"(cached)" in again[2], again[2]
 
 
 def test_an_answer_that_cannot_be_written_ends_in_an_error_line(runtime: Path, helm: str) -> None:
