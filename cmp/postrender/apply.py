@@ -107,7 +107,11 @@ class _Run:
         for subject in self.live():
             chosen = labels.specs_for(specs, subject.group, subject.version, subject.kind)
             if chosen:
-                self.setter.set(labels.places(subject.obj, chosen), pairs)
+                if all(spec.path[0] == "metadata" for spec in chosen):
+                    holder = {"metadata": subject.metadata()}  # the metadata alone: nothing else is read
+                    self.setter.set(labels.places(holder, chosen), pairs)
+                else:
+                    self.setter.set(labels.places(subject.obj, chosen), pairs)
                 self.note(subject, step)
 
     def image(self, entry: Image) -> None:
@@ -127,6 +131,12 @@ class _Run:
                 continue
             resource = subject.resource
             kept.append(resource)
+            edit = subject.metadata_edit
+            if edit is not None:
+                if edit != resource.metadata:
+                    _take_metadata(resource, edit)
+                    changes.append(f"post-render: {subject.label()}: {steps}")
+                continue
             if not subject.edited:
                 continue
             new, old = subject.obj, resource.obj
@@ -139,6 +149,15 @@ class _Run:
             resource.mark_changed(metadata_only=metadata_only)
             changes.append(f"post-render: {subject.label()}: {steps}")
         return Result(kept, changes, notices + self.notices, self.unmatched)
+
+
+def _take_metadata(resource: Resource, metadata: dict[str, Any]) -> None:
+    """The resource with new metadata and all else as helm wrote it."""
+    if resource.parsed:
+        resource.obj = {**resource.obj, "metadata": metadata}
+        resource.mark_changed(metadata_only=True)
+    else:
+        resource.replace_metadata(metadata)
 
 
 def _may_hold_images(subject: Subject) -> bool:

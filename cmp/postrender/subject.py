@@ -19,34 +19,60 @@ def copied(value: Any) -> Any:
 
 class Subject:
     """One resource: its identity as helm rendered it (kustomize's original id, which selectors also
-    match), and its object as the steps so far left it."""
+    match), and its object as the steps so far left it. A step that edits only the metadata (labels and
+    annotations on most kinds) edits a copy of the metadata alone, so a 200 KB CRD is never parsed whole
+    for a label; the first step that needs more takes the whole object, that copy in it."""
 
-    __slots__ = ("_obj", "deleted", "origin", "resource")
+    __slots__ = ("_meta_edit", "_obj", "deleted", "origin", "resource")
 
     def __init__(self, resource: Resource) -> None:
         self.resource = resource
         self._obj: dict[str, Any] | None = None
+        self._meta_edit: dict[str, Any] | None = None
         self.deleted = False
         self.origin = (resource.group, resource.version, resource.kind, resource.name, resource.namespace)
 
     @property
     def edited(self) -> bool:
+        """Whether a step took the whole object to edit."""
         return self._obj is not None
 
     @property
+    def metadata_edit(self) -> dict[str, Any] | None:
+        """The metadata as the steps left it, when they edited nothing else (None otherwise)."""
+        return self._meta_edit if self._obj is None else None
+
+    @property
     def obj(self) -> dict[str, Any]:
-        """The object to edit (a copy of helm's, made on first use)."""
+        """The object to edit (a copy of helm's, made on first use, with the metadata edited so far)."""
         if self._obj is None:
             self._obj = copied(self.resource.obj)
+            if self._meta_edit is not None:
+                self._obj["metadata"] = self._meta_edit  # the same maps: a Setter's shared nodes stay shared
+                self._meta_edit = None
         return self._obj
 
     @obj.setter
     def obj(self, value: dict[str, Any]) -> None:
         self._obj = value
+        self._meta_edit = None
+
+    def metadata(self) -> dict[str, Any]:
+        """The metadata to edit: the whole object's once a step took it, else a copy of helm's alone."""
+        if self._obj is not None:
+            meta = self._obj.get("metadata")
+            if not isinstance(meta, dict):
+                meta = self._obj["metadata"] = {}
+            return meta
+        if self._meta_edit is None:
+            self._meta_edit = copied(self.resource.metadata)
+        return self._meta_edit
 
     def view(self) -> dict[str, Any]:
         """The object to read (helm's until a step edited it)."""
-        return self._obj if self._obj is not None else self.resource.obj
+        if self._obj is None and self._meta_edit is None:
+            return self.resource.obj
+        return self.obj
 
     @property
     def api_version(self) -> str:
@@ -66,7 +92,7 @@ class Subject:
 
     def _meta(self) -> dict[str, Any]:
         if self._obj is None:
-            return self.resource.metadata
+            return self.resource.metadata if self._meta_edit is None else self._meta_edit
         meta = self._obj.get("metadata")
         return meta if isinstance(meta, dict) else {}
 
