@@ -58,6 +58,7 @@ _SHALLOWER: dict[int, re.Pattern[str]] = {}
 # tag cannot hold are errors to Kubernetes too). Other tags (`!has(` in a wrapped CEL rule, say) go-yaml
 # reads as plain strings.
 _VALUE_MARKS = (re.compile(r"\*(?<=[ \t\n\[{,:]\*)[A-Za-z0-9_-]"), re.compile(r"!(?<=[ \t\n\[{,:]!)[!<]"))
+_ANY_MARK = re.compile("|".join(pattern.pattern for pattern in (*_OPENERS, *_VALUE_MARKS)))
 
 
 class Marks(NamedTuple):
@@ -89,10 +90,11 @@ def marks(padded: str, stretches: Sequence[tuple[int, int]] | None = None) -> Ma
 
 
 def first_mark(padded: str) -> int | None:
-    """Where the text's first mark lies (see `marks`), or None when it has none: each pattern searched
-    only as far as its first."""
-    starts = [found.start() for pattern in (*_OPENERS, *_VALUE_MARKS) if (found := pattern.search(padded))]
-    return min(starts, default=None)
+    """Where the text's first mark lies (see `marks`), or None when it has none: one search for any of
+    them, which stops at the first (a pattern each would read a text without aliases or tags to its end
+    twice: 15 against 2 ms on 61 real CRDs)."""
+    found = _ANY_MARK.search(padded)
+    return None if found is None else found.start()
 
 
 def floor(padded: str, found: Marks | None = None) -> int:

@@ -405,3 +405,12 @@ def test_what_a_block_scalar_no_longer_holds_is_read_as_structure(change: tuple[
     if scanned is not None and full is not ValueError:
         _assert_read_as_exactly(text, scanned, full)
     assert scanned is None or full is not ValueError
+
+
+@given(st.text(alphabet=" \t\n:,-#ab1\"'[]{}*!&<|>\\", max_size=120))
+def test_the_first_mark_is_the_first_of_any_kind(text: str) -> None:
+    from cmp.manifests import reach
+
+    padded = "\n" + text
+    starts = [found.start() for pattern in (*reach._OPENERS, *reach._VALUE_MARKS) if (found := pattern.search(padded))]
+    assert reach.first_mark(padded) == min(starts, default=None)
