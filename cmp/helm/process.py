@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import mmap
 import os
 import re
 import select
@@ -135,7 +134,7 @@ class RunningHelm:
             detail = failure_detail(stderr)[:_STDERR_LIMIT] or "no message"
             raise HelmError(f"{what} failed ({cause}): {detail}")
         try:
-            return _text_of(self.out)
+            return _read_back(self.out).decode("utf-8")
         except UnicodeDecodeError as error:
             raise HelmError(f"{what} printed bytes that are not UTF-8 at offset {error.start}") from None
 
@@ -191,16 +190,6 @@ def _read_back(fd: int) -> bytes:
     """Everything written to one of `_buffer`'s files."""
     size = os.fstat(fd).st_size
     return os.pread(fd, size, 0) if size else b""
-
-
-def _text_of(fd: int) -> str:
-    """What was written to one of `_buffer`'s files, as text, decoded from the file's own pages (mapped, not
-    copied: 5 MB read into bytes first cost a fresh process ~5 ms more)."""
-    size = os.fstat(fd).st_size
-    if not size:
-        return ""
-    with mmap.mmap(fd, size, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0), prot=mmap.PROT_READ) as pages:
-        return str(pages, "utf-8")
 
 
 def _dies_with(parent: int) -> Callable[[], None] | None:
