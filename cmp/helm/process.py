@@ -66,8 +66,14 @@ class RunningHelm:
         stdin: bytes | None = None,
     ) -> None:
         self.argv, self.timeout, self.what, self.scratch = argv, timeout, what, scratch
-        self.out, self.err = _buffer("helm-stdout"), _buffer("helm-stderr")
-        given = None if stdin is None else _buffer("helm-stdin", stdin)
+        self.out = self.err = -1
+        try:
+            self.out = _buffer("helm-stdout")
+            self.err = _buffer("helm-stderr")
+            given = None if stdin is None else _buffer("helm-stdin", stdin)
+        except OSError as error:  # out of descriptors or memory
+            self._close()
+            raise HelmError(f"cannot set up {what}'s output: {error.strerror}") from None
         try:
             self.process = subprocess.Popen(
                 argv,

@@ -118,3 +118,23 @@ def test_helm_log_lines_stay_out_of_the_first_words_of_an_error(tmp_path: Path, 
     assert message.lower().startswith("helm template failed (exit status 1): error: an error occurred while checking")
     assert message.rstrip('"').endswith("We recommend migrating dependencies to Chart.yaml.")
     assert "; helm also logged: " in message and "\n" not in message
+
+
+def test_no_descriptor_left_for_helm_s_output_is_one_clear_error(tmp_path: Path) -> None:
+    import resource
+
+    helm = _script(tmp_path, "echo ok\n")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    held = []
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        with pytest.raises(HelmError, match=r"^cannot set up helm template's output: Too many open files$"):
+            run_helm([str(helm)], cwd=tmp_path, timeout=5, what="helm template")
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert run_helm([str(helm)], cwd=tmp_path, timeout=5, what="helm template") == "ok\n"
