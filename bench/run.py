@@ -30,6 +30,8 @@ serves the others; its socket lives under the work folder and it is stopped at t
 every command in its own process instead. chartshare's own RSS is always measured in a process of its own.
 
 Every round runs every command once, in a shuffled order, after one warm-up round; the table gives medians.
+A served render answers before it writes its cache entries; after each warm run the bench waits, untimed,
+until the warm process's child is gone, so those writes do not fall into the next command's time.
 Wall time runs from spawn to exit. Peak RSS comes from wait4() for the whole process tree (chartshare and
 the helm it runs; the larger of the two), and, from one extra untimed run per case, from chartshare's own
 getrusage(RUSAGE_SELF). chartshare is installed the way the image installs it (a regular, non-editable
@@ -39,6 +41,7 @@ install in a venv of its own under the work folder), so Python's start-up is wha
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -202,12 +205,9 @@ def main() -> int:
 
 def _stop_warm(runtime: Path) -> None:
     """Stop the warm processes serving from the bench's runtime folder."""
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and str(runtime) in (entry / "cmdline").read_text():
-                os.kill(int(entry.name), 15)
-        except OSError:
-            continue
+    for pid in _warm_processes(runtime):
+        with contextlib.suppress(OSError):
+            os.kill(pid, 15)
 
 
 def _install(work: Path) -> str:
@@ -380,7 +380,30 @@ def _run(command: Command, out: Path, err: Path, warm: Path | None) -> tuple[int
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
+    if warm is not None:
+        _settled(warm)
     return process.returncode, wall, usage.ru_maxrss
+
+
+def _settled(runtime: Path, within: float = 5.0) -> None:
+    """Wait, untimed, until the warm process serving from `runtime` has no child left: a served render
+    answers before it writes its cache entries, and those writes belong to its request, not to whatever
+    the bench runs next."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and len(_warm_processes(runtime)) > 1:
+        time.sleep(0.002)
+
+
+def _warm_processes(runtime: Path) -> list[int]:
+    """The warm process serving from `runtime` and its children (forked: the same command line)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(runtime) in (entry / "cmdline").read_text():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def _self_rss(command: Command, out: Path, err: Path) -> int:
