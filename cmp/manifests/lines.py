@@ -83,10 +83,79 @@ def scalar(value: str | None) -> Any:
 
 def load_entries(padded: str, spans: list[Span], indent: int) -> Any:
     """The mapping the entries at `spans` (at `indent`, in order) form, parsed from their lines alone by
-    the exact reading; UNSURE when that fails."""
+    the exact reading (or, when every line is a plain key, a one-line scalar or a scalar item, read line by
+    line: a CRD's `names`); UNSURE when that fails."""
     text = "".join(dedented(padded, start, end, indent) for start, end in spans)
+    plain = _plain_block(text)
+    if plain is not None:
+        return plain
     try:
         value = goyaml.load(text) if text else {}
     except yaml.YAMLError:
         return UNSURE
     return value if isinstance(value, dict) else UNSURE
+
+
+class _NotPlain(Exception):
+    """A line the line-by-line reading leaves to the parser."""
+
+
+def _plain_block(text: str) -> dict[str, Any] | None:
+    """The mapping a text of plain lines holds (keys that read as strings, one-line scalars the loader
+    would read as strings, nested mappings, sequences of such scalars), as the loader reads it; None for
+    anything else (a comment, a tab, a flow, a block scalar, a number, a key twice...)."""
+    if "#" in text or "\t" in text or "\r" in text:
+        return None
+    lines = [line for line in text.split("\n") if line.strip(" ")]
+    try:
+        found, end = _plain_mapping(lines, 0, 0)
+    except _NotPlain:
+        return None
+    return found if end == len(lines) and found else None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _plain_mapping(lines: list[str], at: int, indent: int) -> tuple[dict[str, Any], int]:
+    found: dict[str, Any] = {}
+    while at < len(lines):
+        line = lines[at]
+        pad = _indent(line)
+        if pad < indent:
+            break
+        entry = KEY_LINE.fullmatch(line, pad) if pad == indent else None
+        if entry is None or entry.group("key") in found or not goyaml.reads_as_string(entry.group("key")):
+            raise _NotPlain
+        key, value = entry.group("key"), entry.group("value")
+        at += 1
+        if value:
+            found[key] = _plain_scalar(value)
+            continue
+        following = lines[at] if at < len(lines) else ""
+        deeper = _indent(following)
+        if following and ITEM_AT.match(following, deeper) and deeper >= indent:
+            found[key], at = _plain_items(lines, at, deeper)
+        elif following and deeper > indent:
+            found[key], at = _plain_mapping(lines, at, deeper)
+        else:
+            found[key] = None
+    return found, at
+
+
+def _plain_items(lines: list[str], at: int, indent: int) -> tuple[list[Any], int]:
+    items: list[Any] = []
+    while at < len(lines) and _indent(lines[at]) == indent and ITEM_AT.match(lines[at], indent):
+        items.append(_plain_scalar(lines[at][indent + 1 :].strip(" ")))
+        at += 1
+    if at < len(lines) and _indent(lines[at]) > indent:
+        raise _NotPlain  # an item's value goes on below it
+    return items, at
+
+
+def _plain_scalar(value: str) -> str:
+    found = scalar(value) if value else UNSURE
+    if not isinstance(found, str):
+        raise _NotPlain
+    return found
