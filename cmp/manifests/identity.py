@@ -87,7 +87,7 @@ def identify(text: str, marks: structure.Marks | None, *, lists: bool = True) ->
             if _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None:
                 return Scanned(head)
         elif head is not None and floor > 2:
-            spec = _crd_rest(padded or "\n" + text, fast.end(), None)
+            spec, _ = _crd_rest(padded or "\n" + text, fast.end(), None)
             if spec is not UNSURE:
                 return Scanned(head if spec is _ABSENT else head._replace(spec=spec))
     return _scan_entries(padded or "\n" + text, floor, lists)
@@ -115,8 +115,16 @@ def _above_every_mark(text: str, padded: str, fast: re.Match[str], first: int) -
         return None
     if head.kind != "CustomResourceDefinition":
         return Scanned(head) if _LATER_TOP_PROBLEM.search(text, fast.end() - 1) is None else None
-    spec = _crd_rest(padded, fast.end(), first)
-    if spec is UNSURE or _SPEC_LEVEL_PROBLEM.search(padded, padded.rfind("\n", 0, first)) is not None:
+    spec, read = _crd_rest(padded, fast.end(), first)
+    if spec is UNSURE:
+        return None
+    # From the first mark's line on, but for the spec's lines, which its reading has held to the same
+    # (a line at one space, one that is no plain key or item, a CRD field twice or reaching the mark)
+    mark_line = padded.rfind("\n", 0, first)
+    stretches = (
+        [(mark_line, len(padded))] if read is None else [(mark_line, read[0]), (max(read[1], mark_line), len(padded))]
+    )
+    if any(_SPEC_LEVEL_PROBLEM.search(padded, start, end) for start, end in stretches if start < end):
         return None
     return Scanned(head if spec is _ABSENT else head._replace(spec=spec))
 
@@ -260,35 +268,39 @@ def _parse_entries(padded: str, spans: list[Span]) -> dict[str, Any] | None:
 # column 0 (top-level keys) and, inside `spec`, at two spaces (its entries), the way generators write CRDs.
 
 
-def _crd_rest(padded: str, after: int, first_mark: int | None) -> Any:
+def _crd_rest(padded: str, after: int, first_mark: int | None) -> tuple[Any, Span | None]:
     """For a CRD whose metadata ends at `after` (a newline in `padded`, the floor above two spaces, or the
     lines above `first_mark` alone taken for sure): the `group`, `names` and `scope` of its spec, _ABSENT
     without a spec, or UNSURE when the general reading must decide (a column-0 line that is not a plain
     key, an identity key or `spec` twice, a spec whose entries are not at two spaces, a line at one space,
-    a field whose lines reach `first_mark`)."""
+    a field whose lines reach `first_mark`); and the stretch of `padded` whose lines the spec's reading
+    held to that (from the newline ending `spec:` to the one before the next column-0 line), when read."""
     length = len(padded)
     position = after
     spec: Any = _ABSENT
+    read: Span | None = None
     while True:
         position = content_lines(1).match(padded, position).end()  # type: ignore[union-attr]  # matches empty
         if position >= length:
-            return spec
+            return spec, read
         line = KEY_LINE.match(padded, position + 1)
         if line is None:
             if padded[position + 1] == "#" or ITEM_AT.match(padded, position + 1):
                 position = line_end(padded, position + 1, length)
                 continue
-            return UNSURE
+            return UNSURE, None
         key = line.group("key")
         if key in _IDENTITY and (key != "spec" or spec is not _ABSENT):
-            return UNSURE  # an identity key again, or a second spec
+            return UNSURE, None  # an identity key again, or a second spec
         position = line.end()
         if key == "spec":
             if line.group("value"):
-                return UNSURE
+                return UNSURE, None
+            start = position
             spec, position = _two_space_spec(padded, position, first_mark)
             if spec is UNSURE:
-                return UNSURE
+                return UNSURE, None
+            read = (start, position)
 
 
 _SHALLOW_COMMENT = re.compile(r"[ ]{0,2}#[^\n]*+")

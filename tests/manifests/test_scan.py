@@ -82,6 +82,14 @@ def _assert_read_as_exactly(text: str, scanned: manifests.Scanned, full: Any) ->
     "  group: g\n  names:\n    kind: K\n    plural: ks\n  scope: Cluster\n  versions:\n  - name: v1\n"
     '    description: "a\nfoo: b"\n'
 )
+@example(  # a comment at one space among spec's lines below the mark, and a quote there
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ks.g\nspec:\n"
+    '  group: g\n  names:\n    kind: K\n    plural: ks\n  scope: Cluster\n  versions:\n  - name: "v1\n # x"\n'
+)
+@example(  # after spec, a quote reaching a line at two spaces that names a CRD field, and one at one space
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ks.g\nspec:\n"
+    '  group: g\n  names:\n    kind: K\n    plural: ks\n  scope: Cluster\nstatus:\n  x: "a\n  group: h\n b"\n'
+)
 def test_a_sure_scan_reads_what_the_exact_reading_reads(text: str) -> None:
     scanned = manifests.scan(text)
     full = _full(text)
