@@ -47,7 +47,7 @@ def parse(
             memory.recall(text) if found is None and text else found for found, text in zip(known, texts, strict=True)
         ]
     # the marks found once for the stream (but the documents foreseen or recalled), not once per document
-    stretches = _unforeseen(whole, known) if any(found is not None for found in known) else None
+    stretches = _stretches_to_scan(whole, known) if any(found is not None for found in known) else None
     shares = _Shares(structure.marks("\n" + stream, stretches) if stretches != [] else _Shares.NONE)
     resources: list[Resource] = []
     for number, piece in enumerate(whole.pieces):
@@ -95,7 +95,7 @@ def parse(
     return resources
 
 
-def _unforeseen(whole: Stream, known: list[Scanned | None]) -> list[tuple[int, int]]:
+def _stretches_to_scan(whole: Stream, known: list[Scanned | None]) -> list[tuple[int, int]]:
     """The stretches of the stream (newline put in front) between the documents known, that hold a
     document to scan: the only ones whose marks are shared out."""
     stretches: list[tuple[int, int]] = []

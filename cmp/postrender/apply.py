@@ -107,11 +107,10 @@ class _Run:
         for subject in self.live():
             chosen = labels.specs_for(specs, subject.group, subject.version, subject.kind)
             if chosen:
-                if all(spec.path[0] == "metadata" for spec in chosen):
-                    holder = {"metadata": subject.metadata()}  # the metadata alone: nothing else is read
-                    self.setter.set(labels.places(holder, chosen), pairs)
-                else:
-                    self.setter.set(labels.places(subject.obj, chosen), pairs)
+                # the metadata alone when the pairs go nowhere else: nothing else is read
+                metadata_only = all(spec.path[0] == "metadata" for spec in chosen)
+                target = {"metadata": subject.metadata()} if metadata_only else subject.obj
+                self.setter.set(labels.places(target, chosen), pairs)
                 self.note(subject, step)
 
     def image(self, entry: Image) -> None:

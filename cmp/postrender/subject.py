@@ -68,12 +68,6 @@ class Subject:
             self._meta_edit = copied(self.resource.metadata)
         return self._meta_edit
 
-    def view(self) -> dict[str, Any]:
-        """The object to read (helm's until a step edited it)."""
-        if self._obj is None and self._meta_edit is None:
-            return self.resource.obj
-        return self.obj
-
     @property
     def api_version(self) -> str:
         return str(self._obj.get("apiVersion") or "") if self._obj is not None else self.resource.api_version
