@@ -207,11 +207,14 @@ def installation_stamp() -> str:
     from cmp import __version__
 
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    newest = 0
-    for folder, _, names in os.walk(package):
-        for name in names:
-            if name.endswith(".py"):
-                newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
+    newest, folders = 0, [package]
+    while folders:  # every request reads it: one listing per folder, bytecode folders left out (half the time)
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.name.endswith(".py"):
+                    newest = max(newest, entry.stat().st_mtime_ns)
+                elif entry.name != "__pycache__" and entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
     return f"{binascii.crc32(f'{package}|{__version__}|{newest}'.encode()):08x}"
 
 

@@ -306,3 +306,21 @@ def test_the_warm_process_imports_nothing_from_the_repository_it_was_started_in(
     subprocess.run([CHARTSHARE, "check", "--help"], cwd=repository, env=env, capture_output=True, timeout=60)
     wait_for_socket(runtime)
     assert not marker.exists()
+
+
+def test_an_installation_whose_code_changed_is_served_by_a_warm_process_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "cmp"
+    (package / "cli" / "__pycache__").mkdir(parents=True)
+    (package / "deep" / "er").mkdir(parents=True)
+    for module in ("__init__.py", "cli/warm.py", "deep/er/stage.py"):
+        (package / module).write_text("")
+        os.utime(package / module, ns=(1_000_000_000, 1_000_000_000))
+    monkeypatch.setattr(warm, "__file__", str(package / "cli" / "warm.py"))
+    before = warm.installation_stamp()
+    (package / "cli" / "__pycache__" / "warm.cpython-311.pyc").write_text("")
+    (package / "notes.txt").write_text("")
+    assert warm.installation_stamp() == before  # bytecode and other files are no code change
+    os.utime(package / "deep" / "er" / "stage.py", ns=(2_000_000_000, 2_000_000_000))
+    assert warm.installation_stamp() != before
