@@ -188,7 +188,7 @@ class _Reader:
         action, last = False, b""
         while chunk := handle.read(_CHUNK):
             self.frame(b"b", chunk)
-            action = action or b"{{" in last + chunk[:1] or b"{{" in chunk
+            action = action or b"{{" in last + chunk[:1] or holds_action(chunk)
             last = chunk[-1:]
             if not wanted:
                 continue
@@ -260,6 +260,24 @@ class _Reader:
         except OSError as error:
             self.frame(b"!", os.fsencode(prefix) + b" %d" % (error.errno or 0))
             return []
+
+
+def holds_action(data: bytes) -> bool:
+    """Whether `data` holds `{{`, as `b"{{" in data` tells (which reads a byte at a time: 1.2 ms a MB, more
+    than the digest). Each `{` is found by memchr and the byte after it looked at; past _BRACES of them (JSON,
+    say) the rest goes to the regex engine's literal search (0.7 ms a MB)."""
+    at = data.find(b"{")
+    for _ in range(_BRACES):
+        if at < 0:
+            return False
+        if data[at + 1 : at + 2] == b"{":
+            return True
+        at = data.find(b"{", at + 1)
+    return at >= 0 and _OPENER.search(data, at) is not None
+
+
+_BRACES = 64
+_OPENER = re.compile(rb"\{\{")
 
 
 def _scanned(name: str) -> bool:

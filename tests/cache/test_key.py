@@ -18,6 +18,8 @@ from pathlib import Path
 
 import deep_folders
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import cmp
 from cmp.cache import key as key_module
@@ -401,3 +403,16 @@ def test_an_unreadable_chart_means_no_key_never_an_error(repo: Path, monkeypatch
     monkeypatch.setattr(key_module._Reader, "_entries", broken)
     found = _fingerprint(repo)
     assert not found.usable and "misbehaves" in found.notices[0]
+
+
+@given(st.lists(st.sampled_from([b"{", b"{", b"}", b"a", b"\n", b"{ {", b"x" * 70]), max_size=400))
+def test_the_search_for_an_action_answers_as_a_substring_search(parts: list[bytes]) -> None:
+    data = b"".join(parts)
+    assert key_module.holds_action(data) is (b"{{" in data)
+
+
+def test_an_action_past_many_single_braces_is_found() -> None:
+    braces = b'{"a": 1} ' * 200
+    assert key_module.holds_action(braces + b"{{ .Values.x }}")
+    assert not key_module.holds_action(braces + b"{")
+    assert key_module.holds_action(b"x" * 10 + b"{{")
