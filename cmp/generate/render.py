@@ -34,7 +34,7 @@ def render_loaded(
     """The same, once chartshare.yaml is loaded and the chart folder found (the render cache needs both);
     with `identities`, the folder where what the scan found is kept across renders."""
     call = template.HelmInvocation(chart, config.template)
-    foreseen: dict[str, manifests.Scanned] = {}
+    foreseen = manifests.Foreseen()
     memory = Identities(identities, chart, config.repo_root) if identities is not None else None
 
     def meanwhile() -> None:

@@ -14,7 +14,7 @@ on blocks.py).
 
 from __future__ import annotations
 
-from cmp.manifests.documents import Memory, foresee, parse
+from cmp.manifests.documents import Foreseen, Memory, foresee, parse
 from cmp.manifests.emit import emit_json, emit_yaml, refuse_oversize
 from cmp.manifests.identity import Scanned, scan
 from cmp.manifests.resource import Head, Resource, exact_readings, searchable, surely_lacks
@@ -22,6 +22,7 @@ from cmp.manifests.stream import Chunk, split
 
 __all__ = [
     "Chunk",
+    "Foreseen",
     "Head",
     "Memory",
     "Resource",

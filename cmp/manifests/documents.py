@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 import yaml
@@ -29,7 +29,7 @@ def parse(
     stream: str,
     *,
     exact: bool = False,
-    foreseen: MutableMapping[str, Scanned] | None = None,
+    foreseen: Foreseen | None = None,
     memory: Memory | None = None,
 ) -> list[Resource]:
     """Every object of the stream, `List`s flattened as Argo CD flattens them, in order. Each document is
@@ -41,7 +41,8 @@ def parse(
     whole = Stream(stream, pieces(stream))
     careful = has_odd_line_breaks(stream)
     texts = [stream[piece.start : piece.end] if piece.content else "" for piece in whole.pieces]
-    known = [foreseen.pop(text, None) if foreseen and text else None for text in texts]  # each taken once
+    take = foreseen.take if foreseen else None
+    known = [take(text) if take and text else None for text in texts]  # each taken once
     if memory is not None and not exact:
         known = [
             memory.recall(text) if found is None and text else found for found, text in zip(known, texts, strict=True)
@@ -112,11 +113,47 @@ def _stretches_to_scan(whole: Stream, known: list[Scanned | None]) -> list[tuple
     return stretches
 
 
-def foresee(fragments: Iterable[str], memory: Memory | None = None) -> dict[str, Scanned]:
+class Foreseen:
+    """Documents identified before the stream arrives, by their text, each taken once. Looked up by length
+    and then compared (a memcmp), not hashed: a dict keyed by the texts would read the stream's every
+    document whole to hash it, and each foreseen one twice (4 MB of CRDs: ~3.5 ms)."""
+
+    def __init__(self) -> None:
+        self._by_length: dict[int, list[tuple[str, Scanned]]] = {}
+        self._count = 0
+
+    def add(self, text: str, scanned: Scanned) -> None:
+        same = self._by_length.setdefault(len(text), [])
+        kept = [(known, found) for known, found in same if known != text]
+        self._count += len(kept) + 1 - len(same)
+        same[:] = [*kept, (text, scanned)]
+
+    def update(self, other: Foreseen) -> None:
+        for same in other._by_length.values():
+            for text, scanned in same:
+                self.add(text, scanned)
+
+    def take(self, text: str) -> Scanned | None:
+        """The identity foreseen for `text`, forgotten here once taken."""
+        same = self._by_length.get(len(text))
+        if not same:
+            return None
+        for position, (known, scanned) in enumerate(same):
+            if known == text:
+                del same[position]
+                self._count -= 1
+                return scanned
+        return None
+
+    def __len__(self) -> int:
+        return self._count
+
+
+def foresee(fragments: Iterable[str], memory: Memory | None = None) -> Foreseen:
     """The identity of every document of stream fragments known before the stream arrives (helm's crds/
     files), by its text as `parse` will cut it: the same reading, done earlier (or recalled from
     `memory`). A fragment that is not in the stream costs its reading and is never looked up."""
-    foreseen: dict[str, Scanned] = {}
+    foreseen = Foreseen()
     for fragment in fragments:
         for piece in pieces(fragment):
             if piece.content:
@@ -124,7 +161,7 @@ def foresee(fragments: Iterable[str], memory: Memory | None = None) -> dict[str,
                 scanned = memory.recall(text) if memory is not None else None
                 if scanned is not None:
                     if scanned.items is None:
-                        foreseen[text] = scanned
+                        foreseen.add(text, scanned)
                     continue
                 try:
                     scanned = scan(text)
@@ -133,7 +170,7 @@ def foresee(fragments: Iterable[str], memory: Memory | None = None) -> dict[str,
                 if scanned is not None and memory is not None:
                     memory.remember(text, scanned)
                 if scanned is not None and scanned.items is None:
-                    foreseen[text] = scanned
+                    foreseen.add(text, scanned)
     return foreseen
 
 

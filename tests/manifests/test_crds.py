@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from cmp import goyaml, manifests
+from cmp.manifests import Foreseen
 from cmp.model import App
 from cmp.ownership import rules
 from cmp.ownership.outcome import Outcome
@@ -124,3 +128,17 @@ def test_a_non_owner_strips_such_a_crd_without_parsing_it() -> None:
     assert stripped.resource.kind == "CustomResourceDefinition"
     assert not stripped.resource.parsed
     assert out == NAMESPACED
+
+
+@given(st.lists(st.tuples(st.booleans(), st.sampled_from(["ab", "ba", "aa", "abc", "b", ""])), max_size=30))
+def test_what_is_foreseen_is_taken_as_a_dict_by_text_would_give_it(steps: list[tuple[bool, str]]) -> None:
+    foreseen, reference = Foreseen(), dict[str, manifests.Scanned]()
+    for number, (adding, text) in enumerate(steps):
+        scanned = manifests.scan(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{number}\n")
+        assert scanned is not None
+        if adding:
+            foreseen.add(text, scanned)
+            reference[text] = scanned
+        else:
+            assert foreseen.take(text) is reference.pop(text, None)
+        assert len(foreseen) == len(reference)
