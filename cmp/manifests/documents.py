@@ -120,13 +120,10 @@ class Foreseen:
 
     def __init__(self) -> None:
         self._by_length: dict[int, list[tuple[str, Scanned]]] = {}
-        self._count = 0
 
     def add(self, text: str, scanned: Scanned) -> None:
         same = self._by_length.setdefault(len(text), [])
-        kept = [(known, found) for known, found in same if known != text]
-        self._count += len(kept) + 1 - len(same)
-        same[:] = [*kept, (text, scanned)]
+        same[:] = [*((known, found) for known, found in same if known != text), (text, scanned)]
 
     def update(self, other: Foreseen) -> None:
         for same in other._by_length.values():
@@ -141,12 +138,11 @@ class Foreseen:
         for position, (known, scanned) in enumerate(same):
             if known == text:
                 del same[position]
-                self._count -= 1
                 return scanned
         return None
 
     def __len__(self) -> int:
-        return self._count
+        return sum(map(len, self._by_length.values()))
 
 
 def foresee(fragments: Iterable[str], memory: Memory | None = None) -> Foreseen:
