@@ -105,6 +105,24 @@ def fingerprint(
     return Fingerprint(reader.digest.hexdigest(), reader.files, unscanned=reader.unscanned)
 
 
+def printed_key(purpose: str, settings: Mapping[str, object], *, root: Path, printed: bytes) -> str | None:
+    """The key of what `purpose` makes of a helm output whose SHA-256 is `printed`, with `settings` (every
+    field that can change that, encoded as `fingerprint` encodes them). What helm printed stands for all
+    it read: the chart, the helm binary and whatever settings only helm reads are for the caller to leave
+    out. None when a setting's file cannot be read in time (nothing is then looked up or kept)."""
+    reader = _Reader(root, time.monotonic() + WALK_SECONDS)
+    try:
+        reader.frame(b"printed by helm", printed)
+        reader.frame(b"purpose", purpose.encode())
+        reader.frame(b"version", cmp.__version__.encode())
+        reader.value(dict(settings))
+    except TypeError:
+        raise
+    except Exception:  # the key only saves time
+        return None
+    return reader.digest.hexdigest()
+
+
 class _Bounded(Exception):
     """The inputs are larger or slower to read than the key may spend."""
 

@@ -8,6 +8,11 @@ and chartshare.yaml's `cache:` allows: `auto` (the default) keeps every chart bu
 that renders differently each time, `always` keeps those too (their first render's values then stay),
 `never` keeps nothing. `--no-cache` and CHARTSHARE_RENDER_CACHE=off leave the cache out altogether. A hit
 prints what the cold render printed, its summary line saying `(cached)`.
+
+A miss also keeps what the rules made of helm's output under a second key, that output's digest and the
+settings but the values (cmp/cache/key.py printed_key), and looks it up once helm has printed: a miss whose
+helm output is one seen before (a values comment, a chart file helm does not read) prints that again, as a
+fresh render would, without parsing or applying the rules.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from cmp.cache.key import Fingerprint, fingerprint
+from cmp.cache.key import Fingerprint, fingerprint, printed_key
 from cmp.cache.store import Entry, Store
 from cmp.errors import ChartShareError
 from cmp.generate.chart import ownership_of, quick_chart_dir
@@ -38,17 +43,27 @@ class Rendered(NamedTuple):
     output: Output
     ownership: Ownership | None
     chart: Path
+    recalled: bool = False  # the output is what the rules made of the same helm output before
 
 
 class Lookup:
     """One run's place in the render cache: the chart folder known without YAML (None when unsure), and the
     kept output when there is one."""
 
-    def __init__(self, chart: Path | None, store: Store | None, found: Fingerprint | None, hit: Output | None):
+    def __init__(
+        self,
+        chart: Path | None,
+        store: Store | None,
+        found: Fingerprint | None,
+        hit: Output | None,
+        config: Config | None = None,
+    ):
         self.chart = chart
         self.hit = hit
         self._store = store
         self._found = found
+        self._config = config
+        self._printed: str | None = None  # the key of what the rules make of this run's helm output
 
     def judge(self) -> None:
         """Work out whether a miss's render may be kept (a scan of the chart's templates for a function that
@@ -56,19 +71,44 @@ class Lookup:
         if self._found is not None and self.hit is None:
             self._found.judge()
 
+    @property
+    def recalls(self) -> bool:
+        """Whether `recall` may find anything: the render cache is on for this run."""
+        return self._store is not None and self._found is not None and self._config is not None
+
+    def recall(self, ownership: Ownership | None, printed: bytes) -> Output | None:
+        """What the rules made of a helm output whose SHA-256 is `printed`, kept by an earlier miss (values
+        whose change changed nothing helm prints, a chart file helm does not read); None when none is kept,
+        or when `cache:` would not keep this chart."""
+        if not self.recalls or not self._allowed(ownership):
+            return None
+        assert self._store is not None and self._config is not None
+        self._printed = printed_key(
+            PURPOSE, printed_settings(self._config), root=self._config.repo_root, printed=printed
+        )
+        entry = self._store.get(self._printed) if self._printed is not None else None
+        return Output(entry.output, entry.lines) if entry is not None else None
+
     def rendered(self, render: Callable[[], Rendered]) -> Output:
-        """What `render` prints, kept when it may be; a render that raises keeps nothing."""
+        """What `render` prints, kept when it may be (and what the rules made of helm's output, unless
+        recalled); a render that raises keeps nothing."""
         fresh = render()
         if self._store is not None and self._found is not None and self._may_keep(fresh):
-            self._store.put(self._found.key, Entry(fresh.output.data, fresh.output.lines))
+            entry = Entry(fresh.output.data, fresh.output.lines)
+            self._store.put(self._found.key, entry)
+            if self._printed is not None and not fresh.recalled:
+                self._store.put(self._printed, entry)
         return fresh.output._replace(lines=fresh.output.lines + self.notices)
 
     def _may_keep(self, fresh: Rendered) -> bool:
         """The key walked the chart chartshare.yaml names, and its `cache:` allows this chart to be kept."""
+        return fresh.chart == self.chart and self._allowed(fresh.ownership)
+
+    def _allowed(self, ownership: Ownership | None) -> bool:
+        """chartshare.yaml's `cache:` allows this chart to be kept."""
         assert self._found is not None
-        mode = fresh.ownership.cache if fresh.ownership is not None else "auto"
-        allowed = mode == "always" or (mode == "auto" and not self._found.nondeterministic)
-        return fresh.chart == self.chart and allowed
+        mode = ownership.cache if ownership is not None else "auto"
+        return mode == "always" or (mode == "auto" and not self._found.nondeterministic)
 
     @property
     def identities(self) -> Path | None:
@@ -93,6 +133,19 @@ def settings(config: Config) -> dict[str, object]:
     files = post_render_files(config.config_path, config.repo_root)
     if files:
         fields["post_render_files"] = files
+    return fields
+
+
+HELM_READS = ("values_files", "values_inline", "set_values", "set_strings", "set_files")  # the values: helm
+# alone reads them, so what it printed stands for them in the key of what the rules made of its output
+
+
+def printed_settings(config: Config) -> dict[str, object]:
+    """The settings that can change what the rules make of a helm output: `settings` but the values."""
+    fields = settings(config)
+    fields["template"] = config.template._replace(
+        **{name: type(config.template)._field_defaults[name] for name in HELM_READS}
+    )
     return fields
 
 
@@ -159,6 +212,6 @@ def _lookup(config: Config, env: Mapping[str, str]) -> Lookup:
         return Lookup(chart, store, None, None)
     entry = store.get(found.key)
     if entry is None:
-        return Lookup(chart, store, found, None)
+        return Lookup(chart, store, found, None, config)
     lines = (entry.lines[0] + CACHED, *entry.lines[1:]) if entry.lines else ()
     return Lookup(chart, store, found, Output(entry.output, lines + tuple(store.notices)))

@@ -13,8 +13,6 @@ from cmp.generate.output import Output
 from cmp.inputs.options import GenerateOptions
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from cmp.inputs.config import Config
 
 
@@ -24,15 +22,19 @@ def generate(options: GenerateOptions, env: Mapping[str, str]) -> Output:
     looked = cached.lookup(config, env)
     if looked.hit is not None:
         return looked.hit
-    return looked.rendered(lambda: _render(config, looked.identities))
+    return looked.rendered(lambda: _render(config, looked))
 
 
-def _render(config: Config, identities: Path | None) -> cached.Rendered:
+def _render(config: Config, looked: cached.Lookup) -> cached.Rendered:
+    """helm's render; what the rules made of the same output before when that is kept, else the rules."""
     from cmp.generate.chart import chart_dir, load_ownership
     from cmp.generate.output import output
-    from cmp.generate.render import render_loaded
+    from cmp.generate.render import apply_rules, printed
 
     ownership = load_ownership(config)
     chart = chart_dir(config, ownership)
-    outcome = render_loaded(config, ownership, chart, identities=identities)
-    return cached.Rendered(output(config, outcome), ownership, chart)
+    render = printed(config, ownership, chart, identities=looked.identities, digest=looked.recalls)
+    recalled = looked.recall(ownership, render.digest) if render.digest is not None else None
+    if recalled is not None:
+        return cached.Rendered(recalled, ownership, chart, recalled=True)
+    return cached.Rendered(output(config, apply_rules(config, ownership, render)), ownership, chart)

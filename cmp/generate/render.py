@@ -8,7 +8,9 @@ its last renders read back (cmp/cache/identities.py): only documents not seen th
 
 from __future__ import annotations
 
+from hashlib import sha256
 from pathlib import Path
+from typing import NamedTuple
 
 from cmp import manifests
 from cmp.cache.identities import Identities
@@ -33,9 +35,27 @@ def render_loaded(
 ) -> Outcome:
     """The same, once chartshare.yaml is loaded and the chart folder found (the render cache needs both);
     with `identities`, the folder where what the scan found is kept across renders."""
+    return apply_rules(config, ownership, printed(config, ownership, chart, identities=identities))
+
+
+class Printed(NamedTuple):
+    """What helm printed (its text, and its bytes' SHA-256), and what parse needs that was found beside it."""
+
+    stream: str
+    digest: bytes | None
+    foreseen: manifests.Foreseen
+    memory: Identities | None
+
+
+def printed(
+    config: Config, ownership: Ownership | None, chart: Path, *, identities: Path | None = None, digest: bool = False
+) -> Printed:
+    """helm's render of the chart, the crds/ files and the kept identities read while it ran; with `digest`,
+    the SHA-256 of helm's bytes (the key of what the rules make of them, cmp/generate/cached.py)."""
     call = template.HelmInvocation(chart, config.template)
     foreseen = manifests.Foreseen()
     memory = Identities(identities, chart, config.repo_root) if identities is not None else None
+    hashed = sha256() if digest else None
 
     def meanwhile() -> None:
         _import_what_the_rules_need(ownership)
@@ -44,10 +64,15 @@ def render_loaded(
         if config.template.include_crds:
             foreseen.update(manifests.foresee(printed_crds(chart), memory))
 
-    stream = template.render(config.helm, call, config.timeout, meanwhile)
-    resources = manifests.parse(stream, foreseen=foreseen, memory=memory)
-    if memory is not None:
-        memory.save()
+    stream = template.render(config.helm, call, config.timeout, meanwhile, hashed.update if hashed else None)
+    return Printed(stream, hashed.digest() if hashed else None, foreseen, memory)
+
+
+def apply_rules(config: Config, ownership: Ownership | None, render: Printed) -> Outcome:
+    """The render parsed (what the scan found kept) and the ownership rules applied."""
+    resources = manifests.parse(render.stream, foreseen=render.foreseen, memory=render.memory)
+    if render.memory is not None:
+        render.memory.save()
     return process(resources, ownership, App(config.app_name, config.release, config.namespace))
 
 

@@ -101,10 +101,11 @@ class RunningHelm:
                 os.close(given)
         self.started = time.monotonic()
 
-    def finish(self) -> str:
-        """helm's stdout once it exits successfully; a one-line HelmError otherwise."""
+    def finish(self, seen: Callable[[bytes], object] | None = None) -> str:
+        """helm's stdout once it exits successfully; a one-line HelmError otherwise. `seen` is handed its
+        bytes before they are decoded."""
         try:
-            return self._collect()
+            return self._collect(seen)
         finally:
             self._close()
             self._cleanup()
@@ -117,7 +118,7 @@ class RunningHelm:
             self._close()
             self._cleanup()
 
-    def _collect(self) -> str:
+    def _collect(self, seen: Callable[[bytes], object] | None) -> str:
         process, what, timeout = self.process, self.what, self.timeout
         try:
             remaining = max(timeout - (time.monotonic() - self.started), 0.001)
@@ -139,8 +140,11 @@ class RunningHelm:
             cause = f"exit status {process.returncode}" if process.returncode > 0 else f"signal {-process.returncode}"
             detail = failure_detail(stderr)[:_STDERR_LIMIT] or "no message"
             raise HelmError(f"{what} failed ({cause}): {detail}")
+        printed = _read_back(self.out)
+        if seen is not None:
+            seen(printed)
         try:
-            return _read_back(self.out).decode("utf-8")
+            return printed.decode("utf-8")
         except UnicodeDecodeError as error:
             raise HelmError(f"{what} printed bytes that are not UTF-8 at offset {error.start}") from None
 

@@ -70,9 +70,16 @@ def start_early(helm: str, call: HelmInvocation, timeout: float) -> None:
     early.keep((helm, call, timeout), start(helm, call, timeout))
 
 
-def render(helm: str, call: HelmInvocation, timeout: float, meanwhile: Callable[[], object] | None = None) -> str:
+def render(
+    helm: str,
+    call: HelmInvocation,
+    timeout: float,
+    meanwhile: Callable[[], object] | None = None,
+    seen: Callable[[bytes], object] | None = None,
+) -> str:
     """helm's stdout for the chart; any failure is a HelmError carrying helm's stderr. `meanwhile` runs
-    while helm renders. An early render started for exactly these arguments is used instead of a new one."""
+    while helm renders, `seen` is handed stdout's bytes before they are decoded. An early render started for
+    exactly these arguments is used instead of a new one."""
     running = early.claim((helm, call, timeout)) or start(helm, call, timeout)
     if meanwhile is not None:
         try:
@@ -80,4 +87,4 @@ def render(helm: str, call: HelmInvocation, timeout: float, meanwhile: Callable[
         except BaseException:
             running.kill()
             raise
-    return running.finish()
+    return running.finish(seen)

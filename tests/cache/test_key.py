@@ -416,3 +416,63 @@ def test_an_action_past_many_single_braces_is_found() -> None:
     assert key_module.holds_action(braces + b"{{ .Values.x }}")
     assert not key_module.holds_action(braces + b"{")
     assert key_module.holds_action(b"x" * 10 + b"{{")
+
+
+# --- the key of what the rules made of helm's output --------------------------------------------------------
+
+
+def _printed_key(repo: Path, flags: Mapping[str, Value] | None = None, printed: bytes = b"\0" * 32) -> str | None:
+    """What generate does after helm: the Config's settings but the values, and helm's output's digest."""
+    given = {"values-files": ("values.yaml",), "repo-root": str(repo), "helm": str(_helm(repo)), **(flags or {})}
+    resolved = configuration.build(repo / APP, given, {"ARGOCD_APP_NAME": "dev-order", "ARGOCD_APP_NAMESPACE": "shop"})
+    return key_module.printed_key(
+        "generate", cached.printed_settings(resolved), root=resolved.repo_root, printed=printed
+    )
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"values-files": ("values.yaml", "values-extra.yaml")},
+        {"values": "replicas: 3\n"},
+        {"set": (("replicas", "3"),)},
+        {"set-string": (("replicas", "3"),)},
+        {"set-file": (("banner", "/shared/banner.txt"),)},
+    ],
+    ids=lambda given: ",".join(given),
+)
+def test_the_values_alone_do_not_count_after_helm(repo: Path, flags: dict[str, Value]) -> None:
+    """helm alone reads them: the digest of what it printed stands for them."""
+    assert _printed_key(repo, flags) == _printed_key(repo)
+
+
+def test_a_changed_values_file_or_chart_keeps_the_key_of_the_same_output(repo: Path) -> None:
+    before = _printed_key(repo)
+    (repo / APP / "values.yaml").write_text("replicas: 3\n")
+    (repo / CHART / "templates" / "configmap.yaml").write_text("kind: ConfigMap\n")
+    assert _printed_key(repo) == before
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"release-name": "other"},
+        {"namespace": "other"},
+        {"output": "json"},
+        {"app": "dev-order-2"},
+    ],
+    ids=lambda given: ",".join(given),
+)
+def test_what_reads_helms_output_counts_after_helm(repo: Path, flags: dict[str, Value]) -> None:
+    assert _printed_key(repo, flags) != _printed_key(repo)
+
+
+def test_another_output_of_helm_or_chartshare_yaml_misses_after_helm(repo: Path) -> None:
+    before = _printed_key(repo)
+    assert _printed_key(repo, printed=b"\1" * 32) != before
+    (repo / APP / "chartshare.yaml").write_text(f"chart: ../../../{CHART}\nowner: dev-order\n")
+    assert _printed_key(repo) != before
+
+
+def test_the_key_after_helm_is_never_a_render_key(repo: Path) -> None:
+    assert _printed_key(repo) != _key(repo)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cmp.cache.store import Entry, Store
 from conftest import ROOT, TESTS, Result, clean_env, run_cli
 
 CHART = TESTS / "charts" / "shared"
@@ -169,7 +170,7 @@ def test_two_concurrent_generates_of_one_key_both_succeed(helm: str, tmp_path: P
     hit = _generate(repo, helm, tmp_path / "cache")
     assert hit.stdout == results[0][0]
     assert "(cached)" in hit.stderr.splitlines()[0]
-    assert len(_entries(tmp_path / "cache")) == 1
+    assert len(_entries(tmp_path / "cache")) == 2  # the render, and what the rules made of helm's output
 
 
 def test_a_chart_edit_misses(helm: str, tmp_path: Path) -> None:
@@ -180,6 +181,36 @@ def test_a_chart_edit_misses(helm: str, tmp_path: Path) -> None:
     again = _generate(repo, helm, tmp_path / "cache")
     assert "(cached)" not in again.stderr
     assert again.stdout == cold.stdout
+
+
+def test_a_chart_edit_helm_does_not_print_finds_what_the_rules_made_of_its_output(helm: str, tmp_path: Path) -> None:
+    """helm runs (the render key changed), prints what it printed before, and what the rules made of that
+    is printed as a fresh render prints it: no `(cached)`, and no second entry for it."""
+    repo, wrapper, cache = _repo(tmp_path), _logging_helm(tmp_path, helm), tmp_path / "cache"
+    cold = _generate(repo, wrapper, cache)
+    assert cold.exit_code == 0, cold.stderr
+    assert len(_entries(cache)) == 2
+    (repo / "chart" / "README.md").write_text("docs that helm does not render\n")
+    again = _generate(repo, wrapper, cache)
+    assert (again.exit_code, again.stdout, again.stderr) == (0, cold.stdout, cold.stderr)
+    assert _helm_starts(tmp_path) == 2
+    assert len(_entries(cache)) == 3  # the new render's entry only
+
+
+def test_what_the_rules_made_of_an_output_is_read_back_not_made_again(helm: str, tmp_path: Path) -> None:
+    """The entries replaced by a marker: a render whose key changed and whose helm output did not prints
+    the marker, so the rules did not run."""
+    repo, cache = _repo(tmp_path), tmp_path / "cache"
+    assert _generate(repo, helm, cache).exit_code == 0
+    store = Store(str(cache / "renders"), 1 << 30)
+    for key in _entries(cache):
+        store.put(key, Entry(b"kind: Marker\n", ("dev-a: marker",)))
+    (repo / "chart" / "README.md").write_text("docs that helm does not render\n")
+    again = _generate(repo, helm, cache)
+    assert (again.exit_code, again.stdout) == (0, "kind: Marker\n"), again.stderr
+    (repo / "app" / "values.yaml").write_text("replicas: 7\n")
+    changed = _generate(repo, helm, cache, "-f", "/app/values.yaml")
+    assert changed.exit_code == 0 and "Marker" not in changed.stdout, changed.stderr
 
 
 def test_a_hit_loads_neither_yaml_nor_the_pipeline_nor_subprocess(helm: str, tmp_path: Path) -> None:
