@@ -22,7 +22,8 @@ Cases (each paired with raw helm rendering the same release with the same argume
 Every chartshare case runs three times: cold (its cache folder emptied before every run, so each run renders
 and scans every document, as the first refresh of a new chart does), `miss` (the cache folder kept, and a
 values file of comments only whose bytes change before every run: the render cache misses, the documents
-are those seen before, as when a value no template reads changes) and `cached` (the entry stored by the
+are those seen before, as when a value no template reads changes: helm prints what it printed before, so
+what the rules made of it is read back) and `cached` (the entry stored by the
 checking run, read back without starting helm). Each has a cache folder of its own under the work folder;
 a table after the main one puts each case's three ratios side by side.
 chartshare runs as the image runs it, with CHARTSHARE_WARM=on (a warm process, started by the first run,

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from warm_processes import CHARTSHARE, EXAMPLE, generate, wait_for_socket, warm_env
 
+from cmp.cache.store import Entry, Store
 from cmp.cli import warm
 from conftest import ROOT, clean_env
 
@@ -138,6 +139,23 @@ def test_a_served_render_answers_before_its_cache_writes_are_done(runtime: Path,
         time.sleep(0.05)
     again = _run(generate(helm), env)
     assert again[1] == alone[1] and b"(cached)" in again[2], again[2]
+
+
+def test_a_served_miss_whose_helm_output_was_seen_before_reads_what_the_rules_made_of_it(
+    runtime: Path, helm: str, tmp_path: Path
+) -> None:
+    """Inline values of a comment only: the render key misses and helm prints what it printed before; the
+    served child prints what the rules made of that then (the entries replaced by a marker, to tell)."""
+    cache = tmp_path / "cache"
+    env = warm_env(runtime, CHARTSHARE_RENDER_CACHE="on", CHARTSHARE_CACHE=str(cache))
+    assert _run(generate(helm, "--values-inline", "# one\n"), env)[0] == 0  # runs here, starts the warm process
+    wait_for_socket(runtime)
+    store = Store(str(cache / "renders"), 1 << 30)
+    for entry in cache.glob("renders/*"):
+        store.put(entry.name, Entry(b"kind: Marker\n", ("dev-shoong-notification: marker",)))
+    served = _run(generate(helm, "--values-inline", "# two\n"), env)
+    assert served[:2] == (0, b"kind: Marker\n"), served[2]  # (run in its caller where a loaded machine's
+    # warm process did not answer within the hand-over: the same)
 
 
 def test_an_answer_that_cannot_be_written_ends_in_an_error_line(runtime: Path, helm: str) -> None:

@@ -185,7 +185,7 @@ def test_a_chart_edit_misses(helm: str, tmp_path: Path) -> None:
 
 def test_a_chart_edit_helm_does_not_print_finds_what_the_rules_made_of_its_output(helm: str, tmp_path: Path) -> None:
     """helm runs (the render key changed), prints what it printed before, and what the rules made of that
-    is printed as a fresh render prints it: no `(cached)`, and no second entry for it."""
+    is printed as a fresh render prints it: no `(cached)` (the next test shows it is read, not made)."""
     repo, wrapper, cache = _repo(tmp_path), _logging_helm(tmp_path, helm), tmp_path / "cache"
     cold = _generate(repo, wrapper, cache)
     assert cold.exit_code == 0, cold.stderr
@@ -194,7 +194,7 @@ def test_a_chart_edit_helm_does_not_print_finds_what_the_rules_made_of_its_outpu
     again = _generate(repo, wrapper, cache)
     assert (again.exit_code, again.stdout, again.stderr) == (0, cold.stdout, cold.stderr)
     assert _helm_starts(tmp_path) == 2
-    assert len(_entries(cache)) == 3  # the new render's entry only
+    assert len(_entries(cache)) == 3  # the new render's entry; the other keeps its key
 
 
 def test_what_the_rules_made_of_an_output_is_read_back_not_made_again(helm: str, tmp_path: Path) -> None:
@@ -211,6 +211,22 @@ def test_what_the_rules_made_of_an_output_is_read_back_not_made_again(helm: str,
     (repo / "app" / "values.yaml").write_text("replicas: 7\n")
     changed = _generate(repo, helm, cache, "-f", "/app/values.yaml")
     assert changed.exit_code == 0 and "Marker" not in changed.stdout, changed.stderr
+
+
+def test_a_corrupt_entry_of_what_the_rules_made_is_rendered_afresh_and_replaced(helm: str, tmp_path: Path) -> None:
+    repo, cache = _repo(tmp_path), tmp_path / "cache"
+    cold = _generate(repo, helm, cache)
+    for key in _entries(cache):
+        entry = cache / "renders" / key
+        entry.write_bytes(entry.read_bytes()[:-3] + b"xx\n")
+    (repo / "chart" / "README.md").write_text("docs that helm does not render\n")
+    again = _generate(repo, helm, cache)
+    assert (again.exit_code, again.stdout) == (0, cold.stdout)
+    notices = [line for line in again.stderr.splitlines() if "render cache" in line]
+    assert len(notices) == 1 and "truncated or corrupt" in notices[0], again.stderr
+    (repo / "chart" / "README.md").write_text("docs, edited again\n")
+    replaced = _generate(repo, helm, cache)  # the entry replaced: read back whole, without a notice
+    assert (replaced.exit_code, replaced.stdout, replaced.stderr) == (0, cold.stdout, cold.stderr)
 
 
 def test_a_hit_loads_neither_yaml_nor_the_pipeline_nor_subprocess(helm: str, tmp_path: Path) -> None:
