@@ -2,11 +2,14 @@
 
 An entry is what a successful render printed, its output bytes and its stderr lines, behind a checksum that
 every read verifies: a torn, truncated or corrupted file reads as a miss and is replaced by the next write.
-Entries are written to a temporary file and renamed into place, so a reader sees a whole entry or none and
-two writers of one key both succeed. They are read without following symlinks, only from a folder that is
-the current user's alone (0700: outputs hold Secrets) and only when the current user owns them. Each write
-charges its disk use to the cache folder's one budget (cmp/cache/bounded.py, CHARTSHARE_CACHE_MB, shared
-with the chart store), which evicts the oldest used entries when the folder outgrows it.
+An entry may instead name another key that holds its output (an alias, `put_alias`): two renders whose
+outputs are one (values that change nothing helm prints) keep it once. An alias leads to an entry, never
+to another alias. Entries are written to a temporary file and renamed into place, so a reader sees a
+whole entry or none and two writers of one key both succeed. They are read without following symlinks,
+only from a folder that is the current user's alone (0700: outputs hold Secrets) and only when the current
+user owns them. Each write charges its disk use to the cache folder's one budget (cmp/cache/bounded.py,
+CHARTSHARE_CACHE_MB, shared with the chart store), which evicts the oldest used entries when the folder
+outgrows it.
 
 The cache only saves time, so nothing here fails a render: what goes wrong becomes a notice line (`notices`)
 for the caller to print, and the render goes on without the cache.
@@ -28,6 +31,7 @@ from cmp.inputs.config import cache_root
 DEFAULT_MB = bounded.DEFAULT_MB
 SWITCH = "CHARTSHARE_RENDER_CACHE"  # `off` turns the cache off (a benchmark's cold runs, a suspicious user)
 _MAGIC = b"chartshare render entry 1\n"
+_ALIAS = b"chartshare render alias 1\n"  # then the checksum and the key that holds the output
 _HEADER_MOST = 64  # the checksum and output length line is never longer
 _HEX = frozenset("0123456789abcdef")
 _FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -64,14 +68,18 @@ class Store:
         return cls(os.path.join(os.path.abspath(base), "renders"), cap, on=switch in ("", "on"), notices=notices)
 
     def get(self, key: str) -> Entry | None:
-        """The entry under `key` when there is a sound one; a miss otherwise (with a notice when one was
-        there and could not be trusted)."""
+        """The entry under `key` when there is a sound one (an alias's: the one it names); a miss otherwise
+        (with a notice when one was there and could not be trusted)."""
         _checked(key)
         folder = self._open_folder(create=False) if self.on else None
         if folder is None:
             return None
         try:
             found = _read(key, folder)
+            if isinstance(found, _Alias):
+                key, found = found.key, _read(found.key, folder)
+                if isinstance(found, _Alias):
+                    found = "an alias of an alias"
         finally:
             os.close(folder)
         if isinstance(found, str):
@@ -84,7 +92,14 @@ class Store:
     def put(self, key: str, entry: Entry) -> None:
         """Keep `entry` under `key` (replacing what is there), then drop the oldest used entries beyond the
         cap; a cache that cannot take it gets a notice, never an error."""
-        parts = _encoded(_checked(key), entry)
+        self._put(_checked(key), _encoded(key, entry))
+
+    def put_alias(self, key: str, target: str) -> None:
+        """Keep under `key` that the entry under `target` (not an alias) is its entry too."""
+        checksum = b"%08x" % crc32(_checked(target).encode(), crc32(key.encode()))
+        self._put(_checked(key), (_ALIAS, b"%s %s\n" % (checksum, target.encode())))
+
+    def _put(self, key: str, parts: tuple[bytes, ...]) -> None:
         size = sum(map(len, parts))
         if not self.on:
             return
@@ -180,8 +195,15 @@ def _checked(key: str) -> str:
     return key
 
 
-def _read(key: str, folder: int) -> Entry | str | None:
-    """The entry under `key`; None when there is none; why the file there cannot be trusted otherwise."""
+class _Alias(NamedTuple):
+    """An entry naming the key whose entry is its own."""
+
+    key: str
+
+
+def _read(key: str, folder: int) -> Entry | _Alias | str | None:
+    """The entry (or alias) under `key`; None when there is none; why the file there cannot be trusted
+    otherwise."""
     try:
         fd = os.open(key, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
     except FileNotFoundError:
@@ -212,10 +234,14 @@ def _encoded(key: str, entry: Entry) -> tuple[bytes, ...]:
     return (_MAGIC, b"%s %d\n" % (checksum, len(entry.output)), entry.output, lines)
 
 
-def _decoded(key: str, handle: BinaryIO) -> Entry | None:
-    """The entry a file holds, or None when it is not whole (magic, lengths and checksum must agree). The
-    output is read on its own, straight into the bytes returned: a 5 MB entry is copied once, not twice."""
-    if handle.read(len(_MAGIC)) != _MAGIC:
+def _decoded(key: str, handle: BinaryIO) -> Entry | _Alias | None:
+    """The entry (or alias) a file holds, or None when it is not whole (magic, lengths and checksum must
+    agree). The output is read on its own, straight into the bytes returned: a 5 MB entry is copied once,
+    not twice."""
+    magic = handle.read(len(_MAGIC))
+    if magic == _ALIAS:
+        return _alias(key, handle.read(_HEADER_MOST + 64))
+    if magic != _MAGIC:
         return None
     checksum, _, length = handle.readline(_HEADER_MOST).rstrip(b"\n").partition(b" ")
     if not length.isdigit():
@@ -227,6 +253,17 @@ def _decoded(key: str, handle: BinaryIO) -> Entry | None:
     if lines and not lines.endswith(b"\n"):
         return None
     return Entry(output, tuple(lines.decode("utf-8", "surrogatepass").split("\n")[:-1]))
+
+
+def _alias(key: str, rest: bytes) -> _Alias | None:
+    """The alias a file's line after the magic holds, when its checksum agrees and it names a key."""
+    checksum, _, target = rest.partition(b" ")
+    if not target.endswith(b"\n") or b"\n" in target[:-1]:
+        return None
+    name = target[:-1].decode("ascii", "replace")
+    if len(name) != 64 or not _HEX.issuperset(name):
+        return None
+    return _Alias(name) if checksum == b"%08x" % crc32(target[:-1], crc32(key.encode())) else None
 
 
 def _checksum(key: str, output: bytes, lines: bytes) -> bytes:

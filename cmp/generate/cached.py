@@ -9,10 +9,11 @@ that renders differently each time, `always` keeps those too (their first render
 `never` keeps nothing. `--no-cache` and CHARTSHARE_RENDER_CACHE=off leave the cache out altogether. A hit
 prints what the cold render printed, its summary line saying `(cached)`.
 
-A miss also keeps what the rules made of helm's output under a second key, that output's digest and the
-settings but the values (cmp/cache/key.py printed_key), and looks it up once helm has printed: a miss whose
-helm output is one seen before (a values comment, a chart file helm does not read) prints that again, as a
-fresh render would, without parsing or applying the rules.
+A miss keeps what it printed under a second key, that of what the rules made of helm's output (its digest
+and the settings but the values: cmp/cache/key.py printed_key), the render's key an alias of it, and looks
+that key up once helm has printed: a miss whose helm output is one seen before (a values comment, a chart
+file helm does not read) prints it again, as a fresh render would, without parsing or applying the rules,
+and adds only an alias to the cache.
 """
 
 from __future__ import annotations
@@ -90,14 +91,17 @@ class Lookup:
         return Output(entry.output, entry.lines) if entry is not None else None
 
     def rendered(self, render: Callable[[], Rendered]) -> Output:
-        """What `render` prints, kept when it may be (and what the rules made of helm's output, unless
-        recalled); a render that raises keeps nothing."""
+        """What `render` prints, kept when it may be: under the key of what the rules made of helm's output
+        (unless it was read from there), with the render's key an alias of it; a render that raises keeps
+        nothing."""
         fresh = render()
         if self._store is not None and self._found is not None and self._may_keep(fresh):
-            entry = Entry(fresh.output.data, fresh.output.lines)
-            self._store.put(self._found.key, entry)
-            if self._printed is not None and not fresh.recalled:
-                self._store.put(self._printed, entry)
+            if self._printed is None:
+                self._store.put(self._found.key, Entry(fresh.output.data, fresh.output.lines))
+            else:  # kept once, under helm's output; the render's key names it
+                if not fresh.recalled:
+                    self._store.put(self._printed, Entry(fresh.output.data, fresh.output.lines))
+                self._store.put_alias(self._found.key, self._printed)
         return fresh.output._replace(lines=fresh.output.lines + self.notices)
 
     def _may_keep(self, fresh: Rendered) -> bool:

@@ -61,6 +61,46 @@ def test_a_missing_entry_is_a_quiet_miss(tmp_path: Path) -> None:
     assert store.notices == []
 
 
+def test_an_alias_reads_as_the_entry_it_names(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.put(KEY, ENTRY)
+    store.put_alias(OTHER_KEY, KEY)
+    assert _store(tmp_path).get(OTHER_KEY) == ENTRY
+    assert _entry_file(store, OTHER_KEY).stat().st_size < 128  # the output is kept once
+    assert store.notices == []
+
+
+def test_an_alias_of_an_entry_gone_is_a_quiet_miss(tmp_path: Path) -> None:
+    """As after the budget evicted the entry (the next render writes both again)."""
+    store = _store(tmp_path)
+    store.put_alias(OTHER_KEY, KEY)
+    assert store.get(OTHER_KEY) is None
+    assert store.notices == []
+
+
+def test_an_alias_of_an_alias_is_ignored(tmp_path: Path) -> None:
+    third = hashlib.sha256(b"a third render").hexdigest()
+    store = _store(tmp_path)
+    store.put(third, ENTRY)
+    store.put_alias(KEY, third)
+    store.put_alias(OTHER_KEY, KEY)
+    assert store.get(OTHER_KEY) is None
+    assert "an alias of an alias" in store.notices[0]
+
+
+def test_an_alias_moved_to_another_key_or_torn_is_ignored(tmp_path: Path) -> None:
+    third = hashlib.sha256(b"a third render").hexdigest()
+    store = _store(tmp_path)
+    store.put(KEY, ENTRY)
+    store.put_alias(OTHER_KEY, KEY)
+    shutil.copy(_entry_file(store, OTHER_KEY), _entry_file(store, third))
+    assert store.get(third) is None
+    alias = _entry_file(store, OTHER_KEY)
+    alias.write_bytes(alias.read_bytes()[:-10])
+    assert store.get(OTHER_KEY) is None
+    assert ["truncated or corrupt" in notice for notice in store.notices] == [True, True]
+
+
 def test_the_cache_folder_is_made_private(tmp_path: Path) -> None:
     store = _store(tmp_path)
     store.put(KEY, ENTRY)

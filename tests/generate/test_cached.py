@@ -170,7 +170,7 @@ def test_two_concurrent_generates_of_one_key_both_succeed(helm: str, tmp_path: P
     hit = _generate(repo, helm, tmp_path / "cache")
     assert hit.stdout == results[0][0]
     assert "(cached)" in hit.stderr.splitlines()[0]
-    assert len(_entries(tmp_path / "cache")) == 2  # the render, and what the rules made of helm's output
+    assert len(_entries(tmp_path / "cache")) == 2  # what the rules made of helm's output, and the render's alias
 
 
 def test_a_chart_edit_misses(helm: str, tmp_path: Path) -> None:
@@ -194,7 +194,7 @@ def test_a_chart_edit_helm_does_not_print_finds_what_the_rules_made_of_its_outpu
     again = _generate(repo, wrapper, cache)
     assert (again.exit_code, again.stdout, again.stderr) == (0, cold.stdout, cold.stderr)
     assert _helm_starts(tmp_path) == 2
-    assert len(_entries(cache)) == 3  # the new render's entry; the other keeps its key
+    assert len(_entries(cache)) == 3  # the new render's key: an alias of the entry read
 
 
 def test_what_the_rules_made_of_an_output_is_read_back_not_made_again(helm: str, tmp_path: Path) -> None:
