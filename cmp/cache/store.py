@@ -96,8 +96,8 @@ class Store:
 
     def put_alias(self, key: str, target: str) -> None:
         """Keep under `key` that the entry under `target` (not an alias) is its entry too."""
-        checksum = b"%08x" % crc32(_checked(target).encode(), crc32(key.encode()))
-        self._put(_checked(key), (_ALIAS, b"%s %s\n" % (checksum, target.encode())))
+        line = b"%s %s\n" % (_alias_checksum(_checked(key), _checked(target).encode()), target.encode())
+        self._put(key, (_ALIAS, line))
 
     def _put(self, key: str, parts: tuple[bytes, ...]) -> None:
         size = sum(map(len, parts))
@@ -263,7 +263,12 @@ def _alias(key: str, rest: bytes) -> _Alias | None:
     name = target[:-1].decode("ascii", "replace")
     if len(name) != 64 or not _HEX.issuperset(name):
         return None
-    return _Alias(name) if checksum == b"%08x" % crc32(target[:-1], crc32(key.encode())) else None
+    return _Alias(name) if checksum == _alias_checksum(key, target[:-1]) else None
+
+
+def _alias_checksum(key: str, target: bytes) -> bytes:
+    """As `_checksum`, over both keys: an alias renamed to another key is not that key's."""
+    return b"%08x" % crc32(target, crc32(key.encode()))
 
 
 def _checksum(key: str, output: bytes, lines: bytes) -> bytes:

@@ -27,6 +27,7 @@ from cmp.cache.store import Entry, Store
 from cmp.errors import ChartShareError
 from cmp.generate.chart import ownership_of, quick_chart_dir
 from cmp.generate.output import Output
+from cmp.inputs.config import Template
 
 if TYPE_CHECKING:
     from cmp.inputs.config import Config
@@ -44,7 +45,6 @@ class Rendered(NamedTuple):
     output: Output
     ownership: Ownership | None
     chart: Path
-    recalled: bool = False  # the output is what the rules made of the same helm output before
 
 
 class Lookup:
@@ -57,14 +57,16 @@ class Lookup:
         store: Store | None,
         found: Fingerprint | None,
         hit: Output | None,
-        config: Config | None = None,
+        after_helm: tuple[dict[str, object], Path] | None = None,
     ):
+        """`after_helm`: a miss's settings and the repository root, for `recall`."""
         self.chart = chart
         self.hit = hit
         self._store = store
         self._found = found
-        self._config = config
+        self._after_helm = after_helm
         self._printed: str | None = None  # the key of what the rules make of this run's helm output
+        self._recalled = False  # the output was read from under it
 
     def judge(self) -> None:
         """Work out whether a miss's render may be kept (a scan of the chart's templates for a function that
@@ -75,7 +77,7 @@ class Lookup:
     @property
     def recalls(self) -> bool:
         """Whether `recall` may find anything: the render cache is on for this run."""
-        return self._store is not None and self._found is not None and self._config is not None
+        return self._store is not None and self._found is not None and self._after_helm is not None
 
     def recall(self, ownership: Ownership | None, printed: bytes) -> Output | None:
         """What the rules made of a helm output whose SHA-256 is `printed`, kept by an earlier miss (values
@@ -83,11 +85,11 @@ class Lookup:
         or when `cache:` would not keep this chart."""
         if not self.recalls or not self._allowed(ownership):
             return None
-        assert self._store is not None and self._config is not None
-        self._printed = printed_key(
-            PURPOSE, printed_settings(self._config), root=self._config.repo_root, printed=printed
-        )
+        assert self._store is not None and self._after_helm is not None
+        fields, root = self._after_helm
+        self._printed = printed_key(PURPOSE, printed_settings(fields), root=root, printed=printed)
         entry = self._store.get(self._printed) if self._printed is not None else None
+        self._recalled = entry is not None
         return Output(entry.output, entry.lines) if entry is not None else None
 
     def rendered(self, render: Callable[[], Rendered]) -> Output:
@@ -99,7 +101,7 @@ class Lookup:
             if self._printed is None:
                 self._store.put(self._found.key, Entry(fresh.output.data, fresh.output.lines))
             else:  # kept once, under helm's output; the render's key names it
-                if not fresh.recalled:
+                if not self._recalled:
                     self._store.put(self._printed, Entry(fresh.output.data, fresh.output.lines))
                 self._store.put_alias(self._found.key, self._printed)
         return fresh.output._replace(lines=fresh.output.lines + self.notices)
@@ -144,13 +146,11 @@ HELM_READS = ("values_files", "values_inline", "set_values", "set_strings", "set
 # alone reads them, so what it printed stands for them in the key of what the rules made of its output
 
 
-def printed_settings(config: Config) -> dict[str, object]:
+def printed_settings(fields: Mapping[str, object]) -> dict[str, object]:
     """The settings that can change what the rules make of a helm output: `settings` but the values."""
-    fields = settings(config)
-    fields["template"] = config.template._replace(
-        **{name: type(config.template)._field_defaults[name] for name in HELM_READS}
-    )
-    return fields
+    template = fields["template"]
+    assert isinstance(template, Template)
+    return {**fields, "template": template._replace(**{name: Template._field_defaults[name] for name in HELM_READS})}
 
 
 def post_render_files(config_path: Path | None, root: Path) -> tuple[Path, ...]:
@@ -202,9 +202,10 @@ def _lookup(config: Config, env: Mapping[str, str]) -> Lookup:
     store = Store.from_env(env)
     if not store.on:
         return Lookup(chart, store, None, None)
+    fields = settings(config)
     found = fingerprint(
         PURPOSE,
-        settings(config),
+        fields,
         chart=chart,
         root=config.repo_root,
         helm=config.helm,
@@ -216,6 +217,6 @@ def _lookup(config: Config, env: Mapping[str, str]) -> Lookup:
         return Lookup(chart, store, None, None)
     entry = store.get(found.key)
     if entry is None:
-        return Lookup(chart, store, found, None, config)
+        return Lookup(chart, store, found, None, (fields, config.repo_root))
     lines = (entry.lines[0] + CACHED, *entry.lines[1:]) if entry.lines else ()
     return Lookup(chart, store, found, Output(entry.output, lines + tuple(store.notices)))

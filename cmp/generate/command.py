@@ -36,5 +36,5 @@ def _render(config: Config, looked: cached.Lookup) -> cached.Rendered:
     render = printed(config, ownership, chart, identities=looked.identities, digest=looked.recalls)
     recalled = looked.recall(ownership, render.digest) if render.digest is not None else None
     if recalled is not None:
-        return cached.Rendered(recalled, ownership, chart, recalled=True)
+        return cached.Rendered(recalled, ownership, chart)
     return cached.Rendered(output(config, apply_rules(config, ownership, render)), ownership, chart)

@@ -426,7 +426,7 @@ def _printed_key(repo: Path, flags: Mapping[str, Value] | None = None, printed: 
     given = {"values-files": ("values.yaml",), "repo-root": str(repo), "helm": str(_helm(repo)), **(flags or {})}
     resolved = configuration.build(repo / APP, given, {"ARGOCD_APP_NAME": "dev-order", "ARGOCD_APP_NAMESPACE": "shop"})
     return key_module.printed_key(
-        "generate", cached.printed_settings(resolved), root=resolved.repo_root, printed=printed
+        "generate", cached.printed_settings(cached.settings(resolved)), root=resolved.repo_root, printed=printed
     )
 
 
