@@ -150,7 +150,7 @@ class Loop:
                 self.drop(tenant)
         for pid in list(self.unreaped):
             with contextlib.suppress(ChildProcessError):
-                if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                if _reap(pid, os.WNOHANG) is None:
                     continue
             self.unreaped.discard(pid)
 
@@ -218,9 +218,9 @@ class Loop:
     def finish(self, tenant: Tenant) -> None:
         """The child ended (it answered its caller itself, or died, and the caller runs the command)."""
         assert tenant.pid is not None
-        _, raw = os.waitpid(tenant.pid, 0)
+        raw = _reap(tenant.pid)
         tenant.pid = None
-        code = os.waitstatus_to_exitcode(raw)
+        code = os.waitstatus_to_exitcode(raw) if raw is not None else 0
         if code < 0:
             self.log(f"a child ended by signal {-code}")
         self.drop(tenant)
@@ -356,6 +356,28 @@ def _still_ours(path: str, inode: int) -> bool:
         return False
 
 
+def _reap(pid: int, options: int = 0) -> int | None:
+    """Reap a child that ended (None, with WNOHANG, while it runs), its wait status. A child killed before
+    it could clean up (SIGKILL, out of memory) leaves its helm behind, in the session it led (see
+    cmp/helm/process.py): what is left there is killed first, while the child's unreaped number keeps the
+    session's from naming another."""
+    ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | options)
+    if ended is None:
+        return None
+    if ended.si_code != os.CLD_EXITED:
+        _end_session(pid)
+    return os.waitpid(pid, 0)[1]
+
+
+def _end_session(leader: int) -> None:
+    """SIGKILL every process of the session `leader` led, but the leader."""
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and int(entry.name) != leader:
+            with contextlib.suppress(OSError):
+                if os.getsid(int(entry.name)) == leader:
+                    os.kill(int(entry.name), signal.SIGKILL)
+
+
 def _signal(pid: int | None, signum: int) -> None:
     """Signal a child's process group (it leads one once it has started; a child not yet reaped keeps its
     number), or the child alone when it has no group yet."""
@@ -396,6 +418,9 @@ def _run_child(request: tuple[list[str], str, int, dict[str, str]], stdin: int, 
         main.__package__ = main.__spec__ = None  # the program after them in its help)
         from cmp.cache import deferred
         from cmp.cli import launch
+        from cmp.helm import process
+
+        process.leave_to_the_session()  # ended by `_reap` should this child be killed
 
         if argv[1:2] == ["generate"]:  # (check's render workers, forked, write as they go)
             deferred.hold()

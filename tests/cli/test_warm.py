@@ -231,6 +231,29 @@ def test_a_caller_killed_by_its_deadline_has_its_command_stopped(runtime: Path, 
     assert _gone(child, within=10)
 
 
+def test_a_child_killed_outright_takes_its_helm_along(runtime: Path, tmp_path: Path) -> None:
+    """A served command's helm has no death signal (it is started with vfork): when its child is killed
+    before it can stop helm (SIGKILL, the kernel's out-of-memory killer), the warm process ends what is
+    left of the child's session."""
+    slow, pids = _slow_helm(tmp_path)
+    env = warm_env(runtime)
+    _run(["check", "--help"], env)
+    wait_for_socket(runtime)
+    caller = subprocess.Popen(
+        [CHARTSHARE, *generate(str(slow))], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        helm_pid = _started(pids)
+        child = int(_served(runtime)[-1].split()[1].rstrip(":"))
+        assert os.getsid(helm_pid) == child and os.getpgid(helm_pid) == helm_pid
+        os.kill(child, signal.SIGKILL)
+        assert _gone(helm_pid, within=10), "helm outlived the warm process's child that started it"
+        assert _gone(child, within=10)
+    finally:
+        caller.kill()  # it runs the command itself once its child is gone
+        caller.wait()
+
+
 def test_a_command_run_in_the_caller_takes_its_helm_along_when_killed(tmp_path: Path) -> None:
     """helm's own session is out of reach of the SIGTERM Argo CD sends the caller's process group; it goes
     with the caller all the same (also where a loaded warm process did not take the request in time)."""

@@ -138,3 +138,14 @@ def test_no_descriptor_left_for_helm_s_output_is_one_clear_error(tmp_path: Path)
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert run_helm([str(helm)], cwd=tmp_path, timeout=5, what="helm template") == "ok\n"
+
+
+def test_helm_runs_at_gogc_200_unless_the_environment_sets_gogc(tmp_path: Path) -> None:
+    helm = _script(tmp_path, 'echo "GOGC=${GOGC-unset} HOME=${HOME-unset}"\n')
+    home = {"HOME": str(tmp_path)}
+    said = run_helm([str(helm)], cwd=tmp_path, timeout=5, what="helm template", env=home)
+    assert said == f"GOGC=200 HOME={tmp_path}\n"
+    kept = run_helm([str(helm)], cwd=tmp_path, timeout=5, what="helm template", env={**home, "GOGC": "100"})
+    assert kept == f"GOGC=100 HOME={tmp_path}\n"
+    inherited = run_helm([str(helm)], cwd=tmp_path, timeout=5, what="helm template")
+    assert inherited.startswith("GOGC=200 " if "GOGC" not in os.environ else f"GOGC={os.environ['GOGC']} ")
