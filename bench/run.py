@@ -387,11 +387,11 @@ def _run(command: Command, out: Path, err: Path, warm: Path | None) -> tuple[int
 
 
 def _settled(runtime: Path, within: float = 5.0) -> None:
-    """Wait, untimed, until the warm process serving from `runtime` has no child left: a served render
-    answers before it writes its cache entries, and those writes belong to its request, not to whatever
-    the bench runs next."""
+    """Wait, untimed, until the warm process serving from `runtime` has no child left but its spare (the
+    child forked for the next request): a served render answers before it writes its cache entries, and
+    those writes belong to its request, not to whatever the bench runs next."""
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline and len(_warm_processes(runtime)) > 1:
+    while time.monotonic() < deadline and len(_warm_processes(runtime)) > 2:  # itself and its spare child
         time.sleep(0.002)
 
 

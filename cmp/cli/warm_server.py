@@ -4,8 +4,10 @@
 
 It holds the lock beside SOCKET (handed over by the caller that started it, else taken here) for as long
 as it lives, listens on SOCKET (in a folder only its user may enter), reads each request without blocking
-(a caller that does not send it within READ seconds is refused), forks, and forgets it: the child starts a
-session of its own, takes the caller's stdin, folder, umask and environment, runs the command as the
+(a caller that does not send it within READ seconds is refused) and hands it to a child forked ahead of it
+(a spare, which waits for its request holding no descriptor of this process's: a request then starts
+without waiting for the fork of a loaded process, 1.5 ms), or forks one for it, and forgets it: the
+child starts a session of its own, takes the caller's stdin, folder, umask and environment, runs the command as the
 console entry point would into buffers of its own, and sends the caller its status and the two buffers'
 lengths in one answer that carries the buffers as descriptors. So a warm process that dies does not take
 the requests in flight along: their children answer all the same. A caller that goes away (Argo CD's
@@ -106,6 +108,8 @@ class Loop:
         selector: selectors.BaseSelector,
         log: Callable[[str], None],
         run: Callable[[tuple[list[str], str, int, dict[str, str]], int, socket.socket], None],
+        *,
+        spares: bool = False,
     ) -> None:
         self.listener = listener
         self.selector = selector
@@ -114,7 +118,10 @@ class Loop:
         self.tenants: set[Tenant] = set()
         self.unreaped: set[int] = set()
         self.last = time.monotonic()
+        self.spares = spares  # keep a child forked ahead of the next request
+        self.spare: Spare | None = None
         selector.register(listener, selectors.EVENT_READ, ("listener", None))
+        self.fork_spare()
 
     def dispatch(self, events: Iterable[Event]) -> None:
         """Each event on its own: one that fails ends its request only, and one of a request already over
@@ -191,7 +198,7 @@ class Loop:
         if len(tenant.fds) != 1:
             self.refuse(tenant, "it did not come with the caller's stdin")
             return
-        self.start(tenant, warm.decode(bytes(tenant.body)))
+        self.start(tenant, bytes(tenant.body))
 
     def _wanted(self, tenant: Tenant) -> int:
         length = int.from_bytes(tenant.header, "big")
@@ -199,21 +206,43 @@ class Loop:
             raise ValueError(f"a request of {length} bytes")
         return length
 
-    def start(self, tenant: Tenant, request: tuple[list[str], str, int, dict[str, str]]) -> None:
-        pid = os.fork()
-        if pid == 0:
-            try:
-                self.run(request, tenant.fds[0], tenant.caller)  # never returns
-            finally:
-                os._exit(1)
+    def start(self, tenant: Tenant, body: bytes) -> None:
+        """Run the request in the spare, or in a child forked for it when there is none (or it is gone)."""
+        request = warm.decode(body)
+        spare, self.spare = self.spare, None
+        if spare is not None and spare.take(body, tenant.fds[0], tenant.caller):
+            pid, tenant.done = spare.pid, spare.done
+        else:
+            if spare is not None:
+                spare.end()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    self.run(request, tenant.fds[0], tenant.caller)  # never returns
+                finally:
+                    os._exit(1)
+            tenant.done = os.pidfd_open(pid)
         tenant.pid = pid
         for fd in tenant.fds:
             os.close(fd)
         tenant.fds = []
-        tenant.done = os.pidfd_open(pid)
         self.selector.register(tenant.done, selectors.EVENT_READ, ("done", tenant))
         self.selector.modify(tenant.caller, selectors.EVENT_READ, ("caller", tenant))
         self.log(f"child {pid}: {request[0][1] if len(request[0]) > 1 else ''}")
+        self.fork_spare()
+
+    def fork_spare(self) -> None:
+        """A child for the next request, forked now, while no request waits for it."""
+        if self.spares and self.spare is None:
+            try:
+                self.spare = Spare.fork(self.run)
+            except OSError as error:  # out of processes or memory: requests fork as they come
+                self.log(f"no spare child ({error.strerror})")
+
+    def end_spare(self) -> None:
+        spare, self.spare = self.spare, None
+        if spare is not None:
+            spare.end()
 
     def finish(self, tenant: Tenant) -> None:
         """The child ended (it answered its caller itself, or died, and the caller runs the command)."""
@@ -262,6 +291,96 @@ class Loop:
             tenant.pid = None
 
 
+class Spare:
+    """A child forked ahead of its request, waiting for it on a channel of its own: the request's bytes (in
+    a memfd), the caller's stdin and the caller's socket arrive as descriptors in one message. Until then
+    it holds no descriptor of the warm process's but its end of the channel, so no caller or listener is
+    kept open by it."""
+
+    def __init__(self, pid: int, channel: socket.socket, done: int) -> None:
+        self.pid = pid
+        self.channel = channel
+        self.done = done  # its pidfd
+
+    @classmethod
+    def fork(cls, run: Callable[[tuple[list[str], str, int, dict[str, str]], int, socket.socket], None]) -> Spare:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            pid = os.fork()
+        except OSError:
+            ours.close()
+            theirs.close()
+            raise
+        if pid == 0:
+            try:
+                _wait_for_request(theirs, run)  # never returns
+            finally:
+                os._exit(1)
+        theirs.close()
+        try:
+            done = os.pidfd_open(pid)
+        except OSError:
+            _signal(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            ours.close()
+            raise
+        return cls(pid, ours, done)
+
+    def take(self, body: bytes, stdin: int, caller: socket.socket) -> bool:
+        """Hand it a request; False when it could not take it (it died meanwhile)."""
+        try:
+            request = os.memfd_create("request", os.MFD_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            _write_all(request, body)
+            socket.send_fds(self.channel, [b"r"], [request, stdin, caller.fileno()])
+        except OSError:
+            return False
+        finally:
+            os.close(request)
+        self.channel.close()
+        return True
+
+    def end(self) -> None:
+        """Kill it and reap it (one that took no request, or could not)."""
+        self.channel.close()
+        _signal(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+        os.close(self.done)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _wait_for_request(
+    channel: socket.socket, run: Callable[[tuple[list[str], str, int, dict[str, str]], int, socket.socket], None]
+) -> None:
+    """In a spare: let go of every descriptor but the channel, wait for the request, and run it."""
+    try:
+        keep = channel.fileno()
+        os.closerange(3, keep)
+        os.closerange(keep + 1, _open_max())
+        _, fds, _, _ = socket.recv_fds(channel, 1, 3)
+        channel.close()
+        if len(fds) != 3:
+            os._exit(1)  # the warm process is gone, or sent no request
+        request, stdin, caller = fds
+        size = os.fstat(request).st_size
+        body = os.pread(request, size, 0)
+        os.close(request)
+        if len(body) != size:
+            os._exit(1)
+        taken = warm.decode(body)
+        run(taken, stdin, socket.socket(fileno=caller))
+    finally:
+        os._exit(1)
+
+
 def serve(path: str, lock: int | None = None) -> None:
     log = Log(warm.log_path(path))
     if lock is None and (lock := _lock(path)) is None:
@@ -279,7 +398,7 @@ def serve(path: str, lock: int | None = None) -> None:
         return
     log(f"started on {path}")
     inode = os.stat(path).st_ino
-    loop = Loop(listener, selectors.DefaultSelector(), log, _run_child)
+    loop = Loop(listener, selectors.DefaultSelector(), log, _run_child, spares=True)
     why = "ended"
     try:
         while True:
@@ -302,6 +421,7 @@ def serve(path: str, lock: int | None = None) -> None:
         raise
     finally:
         log(why)  # the children in flight answer their callers all the same
+        loop.end_spare()
         with contextlib.suppress(OSError):
             if _still_ours(path, inode):
                 os.unlink(path)
