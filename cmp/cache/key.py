@@ -85,6 +85,20 @@ def fingerprint(
     under `root`; a file among them counts by its bytes, a folder by its name only (the chart is walked).
     Reading stops past `seconds`, MAX_FILES or MAX_BYTES: the fingerprint is then not usable. A setting with
     no canonical form raises TypeError (a field Config gained that this encoding does not know)."""
+    return begin_fingerprint(purpose, settings, chart=chart, root=root, helm=helm, env=env, seconds=seconds).finish()
+
+
+def begin_fingerprint(
+    purpose: str,
+    settings: Mapping[str, object],
+    *,
+    chart: Path,
+    root: Path,
+    helm: str,
+    env: Mapping[str, str] | None = None,
+    seconds: float = WALK_SECONDS,
+) -> PartialFingerprint:
+    """`fingerprint`'s reading of all but the chart folder, whose walk (the costly part) `finish` does."""
     env = os.environ if env is None else env
     reader = _Reader(root, time.monotonic() + seconds)
     try:
@@ -94,15 +108,49 @@ def fingerprint(
         reader.value({name: value for name, value in env.items() if name.startswith("HELM_") or name == _HELM_ENV})
         reader.value(dict(settings))
         reader.value(chart)
-        reader.tree(chart)
     except TypeError:
         raise
-    except _Bounded as past:
-        return Fingerprint("", [], notice=f"notice: render cache: {past}; rendering without the cache")
-    except Exception as error:  # the key only saves time: whatever goes wrong means "do not cache"
-        reason = f"{type(error).__name__}: {error}"
-        return Fingerprint("", [], notice=f"notice: render cache: the chart could not be read ({reason}); not cached")
-    return Fingerprint(reader.digest.hexdigest(), reader.files, unscanned=reader.unscanned)
+    except Exception as error:
+        return PartialFingerprint(reader, chart, _unusable(error))
+    return PartialFingerprint(reader, chart)
+
+
+class PartialFingerprint:
+    """A render's key with all but the chart folder read. `settings_key` is the key of those settings
+    alone (None when they could not be read): generate keeps a mark under it beside a render kept with
+    them, so a run that finds none knows its render is no hit before walking the chart, and starts helm
+    first."""
+
+    __slots__ = ("_chart", "_failed", "_reader", "settings_key")
+
+    def __init__(self, reader: _Reader, chart: Path, failed: Fingerprint | None = None) -> None:
+        self._reader = reader
+        self._chart = chart
+        self._failed = failed
+        self.settings_key: str | None = None
+        if failed is None:
+            alone = reader.digest.copy()
+            alone.update(b"the settings alone\n")  # never the key of a render, whose chart frames follow
+            self.settings_key = alone.hexdigest()
+
+    def finish(self) -> Fingerprint:
+        """The key, once the chart folder is walked."""
+        if self._failed is not None:
+            return self._failed
+        reader = self._reader
+        try:
+            reader.tree(self._chart)
+        except Exception as error:
+            return _unusable(error)
+        return Fingerprint(reader.digest.hexdigest(), reader.files, unscanned=reader.unscanned)
+
+
+def _unusable(error: Exception) -> Fingerprint:
+    """The key only saves time: whatever goes wrong reading its inputs means "do not cache"."""
+    if isinstance(error, _Bounded):
+        return Fingerprint("", [], notice=f"notice: render cache: {error}; rendering without the cache")
+    reason = f"{type(error).__name__}: {error}"
+    return Fingerprint("", [], notice=f"notice: render cache: the chart could not be read ({reason}); not cached")
 
 
 def printed_key(purpose: str, settings: Mapping[str, object], *, root: Path, printed: bytes) -> str | None:

@@ -67,9 +67,9 @@ class Store:
             notices.append(notice)
         return cls(os.path.join(os.path.abspath(base), "renders"), cap, on=switch in ("", "on"), notices=notices)
 
-    def get(self, key: str) -> Entry | None:
+    def get(self, key: str, *, quiet: bool = False) -> Entry | None:
         """The entry under `key` when there is a sound one (an alias's: the one it names); a miss otherwise
-        (with a notice when one was there and could not be trusted)."""
+        (with a notice, unless `quiet`, when one was there and could not be trusted)."""
         _checked(key)
         folder = self._open_folder(create=False) if self.on else None
         if folder is None:
@@ -83,6 +83,8 @@ class Store:
         finally:
             os.close(folder)
         if isinstance(found, str):
+            if quiet:
+                return None
             self.notices.append(
                 f"notice: render cache: ignored entry {key[:12]} in {self.folder} ({found}); rendering afresh"
             )

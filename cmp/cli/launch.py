@@ -5,9 +5,10 @@ Python's start and the framework's import (click and typer) cost about as much a
 chart, and helm needs none of it. So the command line is first read here by a small reader built from the
 option table (cmp/inputs/parameters.py) that declines anything else (help, other commands, forms it does
 not know). For a line it reads, the configuration is resolved exactly as the CLI resolves it, the render
-cache is asked (a hit never starts helm), helm is started from chartshare.yaml's `chart:` line, the rest
-loads while helm renders, and the command ends in exits.py, as the typer CLI's commands do; tests hold the
-reader to typer's parse. Any other line goes to the typer CLI.
+cache is asked (a hit never starts helm, but one found only after helm started, where no render with
+these settings was marked kept, cmp/generate/cached.py, kills it), helm is started from chartshare.yaml's
+`chart:` line, the rest loads while helm renders, and the command ends in exits.py, as the typer CLI's
+commands do; tests hold the reader to typer's parse. Any other line goes to the typer CLI.
 
 The pipeline adopts the early helm only when it was started with exactly the binary, chart, template and
 deadline it arrives at (cmp/helm/early.py); otherwise, and on any exit that does not use it, it is killed.
@@ -83,6 +84,7 @@ def start_early(generate: GenerateOptions, env: Mapping[str, str]) -> None:
         from cmp.helm import template
 
         template.start_early(config.helm, template.HelmInvocation(chart, config.template), config.timeout)
+        looked.complete()  # the key's walk of the chart, if left for now: a hit found there kills helm
         looked.judge()
     except Exception:  # the pipeline meets the same problem again and reports it
         return

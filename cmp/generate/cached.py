@@ -9,6 +9,12 @@ that renders differently each time, `always` keeps those too (their first render
 `never` keeps nothing. `--no-cache` and CHARTSHARE_RENDER_CACHE=off leave the cache out altogether. A hit
 prints what the cold render printed, its summary line saying `(cached)`.
 
+Walking the chart folder for the key is the costly part of the look-up. A miss also keeps a mark under
+the key of its settings alone (every input but the chart folder): a run that finds no mark for its
+settings (the first render of an app, a values change) cannot be a hit, so it starts helm first and walks
+the chart while helm renders (a mark evicted before its entry only means the hit is found then, and
+helm killed).
+
 A miss keeps what it printed under a second key, that of what the rules made of helm's output (its digest
 and the settings but the values: cmp/cache/key.py printed_key), the render's key an alias of it, and looks
 that key up once helm has printed: a miss whose helm output is one seen before (a values comment, a chart
@@ -22,7 +28,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from cmp.cache.key import Fingerprint, fingerprint, printed_key
+from cmp.cache.key import Fingerprint, PartialFingerprint, begin_fingerprint, printed_key
 from cmp.cache.store import Entry, Store
 from cmp.errors import ChartShareError
 from cmp.generate.chart import ownership_of, quick_chart_dir
@@ -37,6 +43,7 @@ PURPOSE = "generate"  # what the entries hold: generate's stdout and stderr
 NOT_COUNTED = ("timeout", "cache", "cache_root")  # how long helm may take, whether to use the caches and where
 # they are change no output (a remote chart's folder in the chart store counts as the chart, walked)
 CACHED = " (cached)"
+_MARK = Entry(b"", ())  # kept under a settings key: a render with those settings is kept
 
 
 class Rendered(NamedTuple):
@@ -49,24 +56,55 @@ class Rendered(NamedTuple):
 
 class Lookup:
     """One run's place in the render cache: the chart folder known without YAML (None when unsure), and the
-    kept output when there is one."""
+    kept output when there is one (once `complete`)."""
 
     def __init__(
         self,
         chart: Path | None,
         store: Store | None,
-        found: Fingerprint | None,
-        hit: Output | None,
+        partial: PartialFingerprint | None = None,
         after_helm: tuple[dict[str, object], Path] | None = None,
     ):
-        """`after_helm`: a miss's settings and the repository root, for `recall`."""
+        """`partial`: the key, its chart folder still to walk; `after_helm`: the settings and the repository
+        root, for `recall`."""
         self.chart = chart
-        self.hit = hit
+        self.hit: Output | None = None
         self._store = store
-        self._found = found
+        self._partial = partial
+        self._settings_key = partial.settings_key if partial is not None else None
+        self._found: Fingerprint | None = None
+        self._marked = False  # a mark was found under the settings' key
         self._after_helm = after_helm
         self._printed: str | None = None  # the key of what the rules make of this run's helm output
         self._recalled = False  # the output was read from under it
+
+    def marked(self) -> bool:
+        """Whether a render with these settings is kept (so this run may be a hit): the look-up is then
+        completed before helm starts."""
+        if self._store is None or self._settings_key is None:
+            return True
+        self._marked = self._store.get(self._settings_key, quiet=True) is not None  # a hint: its trouble is no news
+        return self._marked
+
+    def complete(self) -> None:
+        """Walk the chart folder for the key and look it up (once; nothing to do without the cache)."""
+        partial, self._partial = self._partial, None
+        if partial is None or self._store is None:
+            return
+        found = partial.finish()
+        if not found.usable:  # inputs too large or slow to read, or unreadable: rendered, never kept
+            self._store.notices.extend(found.notices)
+            self._after_helm = None
+            return
+        self._found = found
+        entry = self._store.get(found.key)
+        if entry is None:
+            return
+        if not self._marked and self._settings_key is not None:
+            self._store.put(self._settings_key, _MARK)  # the next run with these settings looks first
+        self._after_helm = None
+        lines = (entry.lines[0] + CACHED, *entry.lines[1:]) if entry.lines else ()
+        self.hit = Output(entry.output, lines + tuple(self._store.notices))
 
     def judge(self) -> None:
         """Work out whether a miss's render may be kept (a scan of the chart's templates for a function that
@@ -98,6 +136,8 @@ class Lookup:
         nothing."""
         fresh = render()
         if self._store is not None and self._found is not None and self._may_keep(fresh):
+            if self._settings_key is not None and not self._marked:
+                self._store.put(self._settings_key, _MARK)
             if self._printed is None:
                 self._store.put(self._found.key, Entry(fresh.output.data, fresh.output.lines))
             else:  # kept once, under helm's output; the render's key names it
@@ -176,34 +216,38 @@ _ahead: tuple[Config, Mapping[str, str], Lookup] | None = None
 
 
 def look_ahead(config: Config, env: Mapping[str, str]) -> Lookup:
-    """Look before starting helm (the plain-generate path), and hold the answer for the command's `lookup`."""
+    """Look before starting helm (the plain-generate path), and hold the answer for the command's `lookup`;
+    when no render with these settings is kept, the chart's walk is left to `complete`, after helm started."""
     global _ahead
     looked = _lookup(config, env)
+    if looked.marked():
+        looked.complete()
     _ahead = (config, env, looked)
     return looked
 
 
 def lookup(config: Config, env: Mapping[str, str]) -> Lookup:
-    """The lookup held for this very configuration and environment, else a new one."""
+    """The lookup held for this very configuration and environment, else a new one; complete."""
     global _ahead
     held, _ahead = _ahead, None
-    if held is not None and held[0] == config and held[1] is env:
-        return held[2]
-    return _lookup(config, env)
+    looked = held[2] if held is not None and held[0] == config and held[1] is env else _lookup(config, env)
+    looked.complete()
+    return looked
 
 
 def _lookup(config: Config, env: Mapping[str, str]) -> Lookup:
+    """The run's look-up, its key's walk of the chart folder still to do."""
     try:
         chart = quick_chart_dir(config)
     except (ChartShareError, OSError, ValueError):
         chart = None  # the pipeline meets the problem again, and says it properly
     if not config.cache or chart is None:
-        return Lookup(chart, None, None, None)
+        return Lookup(chart, None)
     store = Store.from_env(env)
     if not store.on:
-        return Lookup(chart, store, None, None)
+        return Lookup(chart, store)
     fields = settings(config)
-    found = fingerprint(
+    partial = begin_fingerprint(
         PURPOSE,
         fields,
         chart=chart,
@@ -212,11 +256,4 @@ def _lookup(config: Config, env: Mapping[str, str]) -> Lookup:
         env=env,
         seconds=config.timeout / 4,
     )
-    if not found.usable:  # inputs too large or slow to read, or unreadable: rendered, never kept
-        store.notices.extend(found.notices)
-        return Lookup(chart, store, None, None)
-    entry = store.get(found.key)
-    if entry is None:
-        return Lookup(chart, store, found, None, (fields, config.repo_root))
-    lines = (entry.lines[0] + CACHED, *entry.lines[1:]) if entry.lines else ()
-    return Lookup(chart, store, found, Output(entry.output, lines + tuple(store.notices)))
+    return Lookup(chart, store, partial, (fields, config.repo_root))

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import cmp
 from cmp.cache import key as key_module
-from cmp.cache.key import Fingerprint, fingerprint
+from cmp.cache.key import Fingerprint, begin_fingerprint, fingerprint
 from cmp.generate import cached
 from cmp.inputs import config as configuration
 from cmp.inputs.parameters import Value
@@ -476,3 +476,50 @@ def test_another_output_of_helm_or_chartshare_yaml_misses_after_helm(repo: Path)
 
 def test_the_key_after_helm_is_never_a_render_key(repo: Path) -> None:
     assert _printed_key(repo) != _key(repo)
+
+
+# --- the key of the settings alone (the mark beside a kept render) -----------------------------------------
+
+
+def _settings_key(repo: Path, flags: Mapping[str, Value] | None = None) -> str | None:
+    given = {"values-files": ("values.yaml",), "repo-root": str(repo), "helm": str(_helm(repo)), **(flags or {})}
+    base_env = {"ARGOCD_APP_NAME": "dev-order", "ARGOCD_APP_NAMESPACE": "shop"}
+    resolved = configuration.build(repo / APP, given, base_env)
+    return begin_fingerprint(
+        "generate",
+        cached.settings(resolved),
+        chart=(repo / CHART).resolve(),
+        root=resolved.repo_root,
+        helm=resolved.helm,
+        env=base_env,
+    ).settings_key
+
+
+def test_the_settings_key_leaves_the_chart_folder_out_and_the_values_in(repo: Path) -> None:
+    before = _settings_key(repo)
+    (repo / CHART / "templates" / "configmap.yaml").write_text("kind: ConfigMap\n")
+    (repo / CHART / "templates" / "NOTES.txt").write_text("")
+    assert _settings_key(repo) == before
+    (repo / APP / "values.yaml").write_text("replicas: 3\n")
+    assert _settings_key(repo) != before
+    assert _settings_key(repo, {"release-name": "other"}) not in (before, _settings_key(repo))
+
+
+def test_the_settings_key_is_never_a_render_key_and_the_walk_after_it_gives_the_render_key(repo: Path) -> None:
+    partial = begin_fingerprint(
+        "generate",
+        {"chart": "the same"},
+        chart=(repo / CHART).resolve(),
+        root=repo,
+        helm=str(_helm(repo)),
+        env={},
+    )
+    settings_key = partial.settings_key
+    whole = fingerprint(
+        "generate", {"chart": "the same"}, chart=(repo / CHART).resolve(), root=repo, helm=str(_helm(repo)), env={}
+    )
+    assert partial.finish().key == whole.key != settings_key
+    empty = repo / "empty-chart"
+    empty.mkdir()
+    alone = begin_fingerprint("generate", {}, chart=empty, root=repo, helm=str(_helm(repo)), env={})
+    assert alone.settings_key != alone.finish().key  # a chart folder with nothing to walk

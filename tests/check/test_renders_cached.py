@@ -138,9 +138,9 @@ def test_generates_entries_and_checks_never_mix(tmp_path: Path, logged_helm: tup
     env = {"CHARTSHARE_HELM": helm, "CHARTSHARE_CACHE": str(cache), "CHARTSHARE_RENDER_CACHE": "on"}
     generate = ["generate", "app", "--app", "a", "-n", "a", "-f", "/values/a.yaml", "--repo-root", str(root)]
     assert run_cli(generate, env=env, cwd=root).exit_code == 0
-    assert _runs(log) == 1 and _entries(cache) == 2  # what the rules made of helm's output, and the render's alias
+    assert _runs(log) == 1 and _entries(cache) == 3  # what the rules made of helm's output, its alias, the mark
     _check(root, helm, cache=cache)
-    assert _runs(log) == 4 and _entries(cache) == 6
+    assert _runs(log) == 4 and _entries(cache) == 7
     again = run_cli(generate, env=env, cwd=root)
     assert "(cached)" in again.stderr and _runs(log) == 0
 

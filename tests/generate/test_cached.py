@@ -170,7 +170,32 @@ def test_two_concurrent_generates_of_one_key_both_succeed(helm: str, tmp_path: P
     hit = _generate(repo, helm, tmp_path / "cache")
     assert hit.stdout == results[0][0]
     assert "(cached)" in hit.stderr.splitlines()[0]
-    assert len(_entries(tmp_path / "cache")) == 2  # what the rules made of helm's output, and the render's alias
+    assert len(_entries(tmp_path / "cache")) == 3  # what the rules made of helm's output, the render's alias, the mark
+
+
+def _mark(cache: Path) -> Path:
+    """The mark kept beside a render: an entry of nothing under the key of its settings alone."""
+    store = Store(str(cache / "renders"), 1 << 30)
+    (found,) = [key for key in _entries(cache) if store.get(key) == Entry(b"", ())]
+    return cache / "renders" / found
+
+
+def test_a_hit_whose_mark_is_gone_is_found_once_helm_started_and_printed_as_a_hit(helm: str, tmp_path: Path) -> None:
+    """Settings with no mark (their first render, a values change) cannot hit: helm starts before the key's
+    walk of the chart. A mark evicted before its render only means the hit is found then: printed, its helm
+    killed, and the mark kept again, so the next run looks before helm."""
+    repo, wrapper, cache = _repo(tmp_path), _logging_helm(tmp_path, helm), tmp_path / "cache"
+    cold = _generate(repo, wrapper, cache)
+    assert cold.exit_code == 0 and _helm_starts(tmp_path) == 1
+    _mark(cache).unlink()
+    hit = _generate(repo, wrapper, cache)
+    assert (hit.exit_code, hit.stdout, _uncached(hit.stderr)) == (0, cold.stdout, cold.stderr)
+    assert "(cached)" in hit.stderr.splitlines()[0]
+    assert _helm_starts(tmp_path) == 1 + 1  # started, then killed
+    assert _mark(cache).exists()
+    again = _generate(repo, wrapper, cache)
+    assert (again.stdout, again.stderr) == (hit.stdout, hit.stderr)
+    assert _helm_starts(tmp_path) == 2  # looked up first: helm never started
 
 
 def test_a_chart_edit_misses(helm: str, tmp_path: Path) -> None:
@@ -189,12 +214,12 @@ def test_a_chart_edit_helm_does_not_print_finds_what_the_rules_made_of_its_outpu
     repo, wrapper, cache = _repo(tmp_path), _logging_helm(tmp_path, helm), tmp_path / "cache"
     cold = _generate(repo, wrapper, cache)
     assert cold.exit_code == 0, cold.stderr
-    assert len(_entries(cache)) == 2
+    assert len(_entries(cache)) == 3
     (repo / "chart" / "README.md").write_text("docs that helm does not render\n")
     again = _generate(repo, wrapper, cache)
     assert (again.exit_code, again.stdout, again.stderr) == (0, cold.stdout, cold.stderr)
     assert _helm_starts(tmp_path) == 2
-    assert len(_entries(cache)) == 3  # the new render's key: an alias of the entry read
+    assert len(_entries(cache)) == 4  # the new render's key: an alias of the entry read
 
 
 def test_what_the_rules_made_of_an_output_is_read_back_not_made_again(helm: str, tmp_path: Path) -> None:
