@@ -70,24 +70,6 @@ class Fingerprint:
         return self._verdict
 
 
-def fingerprint(
-    purpose: str,
-    settings: Mapping[str, object],
-    *,
-    chart: Path,
-    root: Path,
-    helm: str,
-    env: Mapping[str, str] | None = None,
-    seconds: float = WALK_SECONDS,
-) -> Fingerprint:
-    """The key of rendering `chart` with `settings` (every field that can change the output), for `purpose`
-    (what the entry holds: generate's output, check's render...). Paths in `settings` are files or folders
-    under `root`; a file among them counts by its bytes, a folder by its name only (the chart is walked).
-    Reading stops past `seconds`, MAX_FILES or MAX_BYTES: the fingerprint is then not usable. A setting with
-    no canonical form raises TypeError (a field Config gained that this encoding does not know)."""
-    return begin_fingerprint(purpose, settings, chart=chart, root=root, helm=helm, env=env, seconds=seconds).finish()
-
-
 def begin_fingerprint(
     purpose: str,
     settings: Mapping[str, object],
@@ -98,7 +80,12 @@ def begin_fingerprint(
     env: Mapping[str, str] | None = None,
     seconds: float = WALK_SECONDS,
 ) -> PartialFingerprint:
-    """`fingerprint`'s reading of all but the chart folder, whose walk (the costly part) `finish` does."""
+    """The key of rendering `chart` with `settings` (every field that can change the output), for `purpose`
+    (what the entry holds: generate's output, check's render...), read in two steps: everything but the
+    chart folder here, the folder's walk (the costly part) in `finish`. Paths in `settings` are files or
+    folders under `root`; a file among them counts by its bytes, a folder by its name only (the chart is
+    walked). Reading stops past `seconds`, MAX_FILES or MAX_BYTES: the fingerprint is then not usable. A
+    setting with no canonical form raises TypeError (a field Config gained that this encoding does not know)."""
     env = os.environ if env is None else env
     reader = _Reader(root, time.monotonic() + seconds)
     try:
@@ -155,7 +142,7 @@ def _unusable(error: Exception) -> Fingerprint:
 
 def printed_key(purpose: str, settings: Mapping[str, object], *, root: Path, printed: bytes) -> str | None:
     """The key of what `purpose` makes of a helm output whose SHA-256 is `printed`, with `settings` (every
-    field that can change that, encoded as `fingerprint` encodes them). What helm printed stands for all
+    field that can change that, encoded as `begin_fingerprint` encodes them). What helm printed stands for all
     it read: the chart, the helm binary and whatever settings only helm reads are for the caller to leave
     out. None when a setting's file cannot be read in time (nothing is then looked up or kept)."""
     reader = _Reader(root, time.monotonic() + WALK_SECONDS)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from cmp.cache.key import Fingerprint, fingerprint
+from cmp.cache.key import Fingerprint, begin_fingerprint
 from cmp.cache.store import Entry
 from cmp.check import document
 from cmp.check.claims import Claim, Unstable
@@ -41,9 +41,9 @@ def key(job: Job, chart: Path, settings: Mapping[str, object]) -> Fingerprint | 
     """The key of a job's render of `chart` with `settings` (every field of its render that can change it);
     None when its inputs could not all be read within the key's bounds (the render is then never kept)."""
     ours = {"renderer": job.renderer, "raw": job.raw, "cluster": job.app.cluster, "namespace": job.app.namespace}
-    found = fingerprint(
+    found = begin_fingerprint(
         PURPOSE, {**settings, "check": ours}, chart=chart, root=job.repo_root, helm=job.helm, seconds=job.timeout / 4
-    )
+    ).finish()
     return found if found.usable else None
 
 

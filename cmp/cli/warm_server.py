@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from cmp.cli import warm
+from cmp.helm import process
 
 IDLE = "CHARTSHARE_WARM_IDLE"
 GRACE = 5.0  # seconds between SIGTERM and SIGKILL, as Argo CD gives a command's process group
@@ -208,9 +209,10 @@ class Loop:
 
     def start(self, tenant: Tenant, body: bytes) -> None:
         """Run the request in the spare, or in a child forked for it when there is none (or it is gone)."""
-        request = warm.decode(body)
         spare, self.spare = self.spare, None
-        if spare is not None and spare.take(body, tenant.fds[0], tenant.caller):
+        taken = spare is not None and spare.take(body, tenant.fds[0], tenant.caller)
+        request = warm.decode(body)  # for the log, and a child forked for it (a spare decodes its own)
+        if spare is not None and taken:
             pid, tenant.done = spare.pid, spare.done
         else:
             if spare is not None:
@@ -248,8 +250,9 @@ class Loop:
         """The child ended (it answered its caller itself, or died, and the caller runs the command)."""
         assert tenant.pid is not None
         raw = _reap(tenant.pid)
+        assert raw is not None  # (waited for)
         tenant.pid = None
-        code = os.waitstatus_to_exitcode(raw) if raw is not None else 0
+        code = os.waitstatus_to_exitcode(raw)
         if code < 0:
             self.log(f"a child ended by signal {-code}")
         self.drop(tenant)
@@ -329,11 +332,10 @@ class Spare:
     def take(self, body: bytes, stdin: int, caller: socket.socket) -> bool:
         """Hand it a request; False when it could not take it (it died meanwhile)."""
         try:
-            request = os.memfd_create("request", os.MFD_CLOEXEC)
+            request = process.buffer("request", body)
         except OSError:
             return False
         try:
-            _write_all(request, body)
             socket.send_fds(self.channel, [b"r"], [request, stdin, caller.fileno()])
         except OSError:
             return False
@@ -351,34 +353,26 @@ class Spare:
         os.close(self.done)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def _wait_for_request(
     channel: socket.socket, run: Callable[[tuple[list[str], str, int, dict[str, str]], int, socket.socket], None]
 ) -> None:
-    """In a spare: let go of every descriptor but the channel, wait for the request, and run it."""
-    try:
-        keep = channel.fileno()
-        os.closerange(3, keep)
-        os.closerange(keep + 1, _open_max())
-        _, fds, _, _ = socket.recv_fds(channel, 1, 3)
-        channel.close()
-        if len(fds) != 3:
-            os._exit(1)  # the warm process is gone, or sent no request
-        request, stdin, caller = fds
-        size = os.fstat(request).st_size
-        body = os.pread(request, size, 0)
-        os.close(request)
-        if len(body) != size:
-            os._exit(1)
-        taken = warm.decode(body)
-        run(taken, stdin, socket.socket(fileno=caller))
-    finally:
+    """In a spare: let go of every descriptor but the channel, wait for the request, and run it (the
+    caller, `Spare.fork`, exits whatever happens)."""
+    keep = channel.fileno()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, _open_max())
+    _, fds, _, _ = socket.recv_fds(channel, 1, 3)
+    channel.close()
+    if len(fds) != 3:
+        os._exit(1)  # the warm process is gone, or sent no request
+    request, stdin, caller = fds
+    size = os.fstat(request).st_size
+    body = os.pread(request, size, 0)
+    os.close(request)
+    if len(body) != size:
         os._exit(1)
+    taken = warm.decode(body)
+    run(taken, stdin, socket.socket(fileno=caller))
 
 
 def serve(path: str, lock: int | None = None) -> None:
@@ -538,7 +532,6 @@ def _run_child(request: tuple[list[str], str, int, dict[str, str]], stdin: int, 
         main.__package__ = main.__spec__ = None  # the program after them in its help)
         from cmp.cache import deferred
         from cmp.cli import launch
-        from cmp.helm import process
 
         process.leave_to_the_session()  # ended by `_reap` should this child be killed
 

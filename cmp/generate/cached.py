@@ -100,11 +100,15 @@ class Lookup:
         entry = self._store.get(found.key)
         if entry is None:
             return
-        if not self._marked and self._settings_key is not None:
-            self._store.put(self._settings_key, _MARK)  # the next run with these settings looks first
+        self._mark()  # the next run with these settings looks before helm
         self._after_helm = None
         lines = (entry.lines[0] + CACHED, *entry.lines[1:]) if entry.lines else ()
         self.hit = Output(entry.output, lines + tuple(self._store.notices))
+
+    def _mark(self) -> None:
+        """Keep the mark under the settings' key, unless it was found there."""
+        if self._store is not None and self._settings_key is not None and not self._marked:
+            self._store.put(self._settings_key, _MARK)
 
     def judge(self) -> None:
         """Work out whether a miss's render may be kept (a scan of the chart's templates for a function that
@@ -136,8 +140,7 @@ class Lookup:
         nothing."""
         fresh = render()
         if self._store is not None and self._found is not None and self._may_keep(fresh):
-            if self._settings_key is not None and not self._marked:
-                self._store.put(self._settings_key, _MARK)
+            self._mark()
             if self._printed is None:
                 self._store.put(self._found.key, Entry(fresh.output.data, fresh.output.lines))
             else:  # kept once, under helm's output; the render's key names it

@@ -77,9 +77,9 @@ class RunningHelm:
         self.argv, self.timeout, self.what, self.scratch = argv, timeout, what, scratch
         self.out = self.err = -1
         try:
-            self.out = _buffer("helm-stdout")
-            self.err = _buffer("helm-stderr")
-            given = None if stdin is None else _buffer("helm-stdin", stdin)
+            self.out = buffer("helm-stdout")
+            self.err = buffer("helm-stderr")
+            given = None if stdin is None else buffer("helm-stdin", stdin)
         except OSError as error:  # out of descriptors or memory
             self._close()
             raise HelmError(f"cannot set up {what}'s output: {error.strerror}") from None
@@ -87,7 +87,7 @@ class RunningHelm:
             self.process = subprocess.Popen(
                 argv,
                 cwd=cwd,
-                env=with_go_defaults(os.environ if env is None else env),
+                env=_with_go_defaults(os.environ if env is None else env),
                 stdin=subprocess.DEVNULL if given is None else given,
                 stdout=self.out,
                 stderr=self.err,
@@ -138,7 +138,7 @@ class RunningHelm:
             ) from None
         finally:
             _kill_group(process)
-        stderr = _decode(_read_back(self.err)).strip()
+        stderr = _decode(read_back(self.err)).strip()
         if process.returncode != 0 and HELM2_SIGN in stderr:
             raise HelmError(
                 f"{self.argv[0]!r} is helm 2 (it has no --include-crds); "
@@ -148,7 +148,7 @@ class RunningHelm:
             cause = f"exit status {process.returncode}" if process.returncode > 0 else f"signal {-process.returncode}"
             detail = failure_detail(stderr)[:_STDERR_LIMIT] or "no message"
             raise HelmError(f"{what} failed ({cause}): {detail}")
-        printed = _read_back(self.out)
+        printed = read_back(self.out)
         if seen is not None:
             seen(printed)
         try:
@@ -186,10 +186,11 @@ def _wait(process: subprocess.Popen[bytes], timeout: float) -> None:
     process.wait()
 
 
-def _buffer(name: str, data: bytes = b"") -> int:
-    """A file in memory (a temporary file where there is no memfd) for one of helm's streams, holding
-    `data`. helm writes its output in a burst at the end: to a file it writes at its own pace, where a
-    pipe would make it wait for each 64 KiB to be read, and this process for each read."""
+def buffer(name: str, data: bytes = b"") -> int:
+    """A file in memory (a temporary file where there is no memfd) holding `data`, for one of helm's streams
+    (and for a warm process's request, cmp/cli/warm_server.py). helm writes its output in a burst at the
+    end: to a file it writes at its own pace, where a pipe would make it wait for each 64 KiB to be read,
+    and this process for each read."""
     if hasattr(os, "memfd_create"):
         fd = os.memfd_create(name, os.MFD_CLOEXEC)
     else:
@@ -204,13 +205,13 @@ def _buffer(name: str, data: bytes = b"") -> int:
     return fd
 
 
-def _read_back(fd: int) -> bytes:
-    """Everything written to one of `_buffer`'s files."""
+def read_back(fd: int) -> bytes:
+    """Everything written to one of `buffer`'s files."""
     size = os.fstat(fd).st_size
     return os.pread(fd, size, 0) if size else b""
 
 
-def with_go_defaults(env: Mapping[str, str]) -> dict[str, str]:
+def _with_go_defaults(env: Mapping[str, str]) -> dict[str, str]:
     """helm's environment: `env`, with GO_DEFAULTS for what it does not set."""
     return {**GO_DEFAULTS, **env}
 

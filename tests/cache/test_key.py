@@ -15,6 +15,7 @@ import tarfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import deep_folders
 import pytest
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 
 import cmp
 from cmp.cache import key as key_module
-from cmp.cache.key import Fingerprint, begin_fingerprint, fingerprint
+from cmp.cache.key import Fingerprint, PartialFingerprint, begin_fingerprint
 from cmp.generate import cached
 from cmp.inputs import config as configuration
 from cmp.inputs.parameters import Value
@@ -86,7 +87,7 @@ def _helm(repo: Path) -> Path:
     return repo.parent.parent / "bin" / "helm"
 
 
-def _fingerprint(
+def _partial(
     repo: Path,
     flags: Mapping[str, Value] | None = None,
     env: Mapping[str, str] | None = None,
@@ -95,7 +96,7 @@ def _fingerprint(
     purpose: str = "generate",
     helm: Path | None = None,
     extra: Mapping[str, object] | None = None,
-) -> Fingerprint:
+) -> PartialFingerprint:
     """What generate does: resolve the Config, hand it over whole but for what cannot change the output."""
     given = {
         "values-files": ("values.yaml",),
@@ -106,7 +107,7 @@ def _fingerprint(
     base_env = {"ARGOCD_APP_NAME": "dev-order", "ARGOCD_APP_NAMESPACE": "shop", **(env or {})}
     resolved = configuration.build(repo / app, given, base_env)
     chart = (repo / CHART).resolve()
-    return fingerprint(
+    return begin_fingerprint(
         purpose,
         {**cached.settings(resolved), **(extra or {})},
         chart=chart,
@@ -116,8 +117,12 @@ def _fingerprint(
     )
 
 
+def _fingerprint(repo: Path, flags: Mapping[str, Value] | None = None, **options: Any) -> Fingerprint:
+    return _partial(repo, flags, **options).finish()
+
+
 def _key(repo: Path, flags: Mapping[str, Value] | None = None, **options: object) -> str:
-    return _fingerprint(repo, flags, **options).key  # type: ignore[arg-type]
+    return _fingerprint(repo, flags, **options).key
 
 
 # --- what must hit ----------------------------------------------------------------------------------------
@@ -482,17 +487,7 @@ def test_the_key_after_helm_is_never_a_render_key(repo: Path) -> None:
 
 
 def _settings_key(repo: Path, flags: Mapping[str, Value] | None = None) -> str | None:
-    given = {"values-files": ("values.yaml",), "repo-root": str(repo), "helm": str(_helm(repo)), **(flags or {})}
-    base_env = {"ARGOCD_APP_NAME": "dev-order", "ARGOCD_APP_NAMESPACE": "shop"}
-    resolved = configuration.build(repo / APP, given, base_env)
-    return begin_fingerprint(
-        "generate",
-        cached.settings(resolved),
-        chart=(repo / CHART).resolve(),
-        root=resolved.repo_root,
-        helm=resolved.helm,
-        env=base_env,
-    ).settings_key
+    return _partial(repo, flags).settings_key
 
 
 def test_the_settings_key_leaves_the_chart_folder_out_and_the_values_in(repo: Path) -> None:
@@ -515,9 +510,9 @@ def test_the_settings_key_is_never_a_render_key_and_the_walk_after_it_gives_the_
         env={},
     )
     settings_key = partial.settings_key
-    whole = fingerprint(
+    whole = begin_fingerprint(
         "generate", {"chart": "the same"}, chart=(repo / CHART).resolve(), root=repo, helm=str(_helm(repo)), env={}
-    )
+    ).finish()
     assert partial.finish().key == whole.key != settings_key
     empty = repo / "empty-chart"
     empty.mkdir()

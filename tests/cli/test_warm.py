@@ -263,7 +263,9 @@ def _started(pids: Path) -> int:
     return int(pids.read_text())
 
 
-def test_a_caller_killed_by_its_deadline_has_its_command_stopped(runtime: Path, tmp_path: Path) -> None:
+def _served_hanging_render(runtime: Path, tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, int]:
+    """A caller whose command a warm process's child runs with a helm that hangs: the caller, helm's pid,
+    the child's pid."""
     slow, pids = _slow_helm(tmp_path)
     env = warm_env(runtime)
     _run(["check", "--help"], env)
@@ -272,10 +274,14 @@ def test_a_caller_killed_by_its_deadline_has_its_command_stopped(runtime: Path, 
         [CHARTSHARE, *generate(str(slow))], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     helm_pid = _started(pids)
+    return caller, helm_pid, int(_served(runtime)[-1].split()[1].rstrip(":"))
+
+
+def test_a_caller_killed_by_its_deadline_has_its_command_stopped(runtime: Path, tmp_path: Path) -> None:
+    caller, helm_pid, child = _served_hanging_render(runtime, tmp_path)
     caller.kill()  # as Argo CD does at its deadline: SIGKILL, no chance to print
     caller.wait()
     assert _gone(helm_pid, within=10), "the served command's helm outlived its caller"
-    child = int(_served(runtime)[-1].split()[1].rstrip(":"))
     assert _gone(child, within=10)
 
 
@@ -283,16 +289,8 @@ def test_a_child_killed_outright_takes_its_helm_along(runtime: Path, tmp_path: P
     """A served command's helm has no death signal (it is started with vfork): when its child is killed
     before it can stop helm (SIGKILL, the kernel's out-of-memory killer), the warm process ends what is
     left of the child's session."""
-    slow, pids = _slow_helm(tmp_path)
-    env = warm_env(runtime)
-    _run(["check", "--help"], env)
-    wait_for_socket(runtime)
-    caller = subprocess.Popen(
-        [CHARTSHARE, *generate(str(slow))], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    caller, helm_pid, child = _served_hanging_render(runtime, tmp_path)
     try:
-        helm_pid = _started(pids)
-        child = int(_served(runtime)[-1].split()[1].rstrip(":"))
         assert os.getsid(helm_pid) == child and os.getpgid(helm_pid) == helm_pid
         os.kill(child, signal.SIGKILL)
         assert _gone(helm_pid, within=10), "helm outlived the warm process's child that started it"
