@@ -12,7 +12,7 @@ FROM quay.io/argoproj/argocd:${ARGOCD_VERSION} AS argocd
 
 # Build stage: the wheel of chartshare and of every dependency, installed into a virtualenv without pip;
 # `chartshare` is then chartshare's own launcher (isolated, and without pip's import of re: see
-# cmp/cli/launcher.py).
+# cmp/warm/launcher.py).
 FROM docker.io/library/python:${PYTHON_VERSION}-slim AS build
 ARG VENV=/opt/chartshare
 WORKDIR /src
@@ -21,7 +21,7 @@ COPY cmp/ cmp/
 RUN python -m pip wheel --no-cache-dir --wheel-dir dist .
 RUN python -m venv --without-pip ${VENV} \
  && python -m pip --python ${VENV}/bin/python install --no-cache-dir --no-index --find-links dist chartshare \
- && ${VENV}/bin/python -I -m cmp.cli.launcher ${VENV}/bin/chartshare
+ && ${VENV}/bin/python -I -m cmp.warm.launcher ${VENV}/bin/chartshare
 
 # The init that reaps: argocd-cmp-server is the sidecar's PID 1 and reaps no orphan (a warm chartshare
 # process that ends, or anything it left behind, would stay a zombie), so it runs under Debian's tini.

@@ -301,7 +301,7 @@ def measured(helm: str, root: Path, args: list[str]) -> Run:
 def shard_alone(root: Path, shards: int) -> str:
     """A folder holding only the Applications of shard 1, for a single run over a fleet of one shard's size."""
     sys.path.insert(0, str(ROOT))
-    from cmp.check.shards import shard_of
+    from cmp.check.output.shards import shard_of
 
     folder = root / "shard-1-alone"
     folder.mkdir()

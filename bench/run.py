@@ -238,7 +238,7 @@ def _install(work: Path) -> str:
         check=True,
     )
     program = venv / "bin" / "chartshare"
-    subprocess.run([str(venv / "bin" / "python"), "-I", "-m", "cmp.cli.launcher", str(program)], check=True)
+    subprocess.run([str(venv / "bin" / "python"), "-I", "-m", "cmp.warm.launcher", str(program)], check=True)
     return str(program)
 
 

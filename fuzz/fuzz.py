@@ -70,8 +70,8 @@ def _load_targets() -> dict[str, Callable[[bytes], None]]:
 
 def _targets() -> dict[str, Callable[[bytes], None]]:
     from cmp import manifests
-    from cmp.check import inventory
-    from cmp.check.repos import Repositories
+    from cmp.check.fleet import inventory
+    from cmp.check.fleet.repos import Repositories
     from cmp.errors import ChartShareError
     from cmp.inputs import config
     from cmp.inputs import parameters as params

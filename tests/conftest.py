@@ -155,7 +155,7 @@ def named_objects(resource: Any, referrer: str) -> list[tuple[tuple[str, str, st
 
 def make_source(**fields: Any) -> Any:
     """An Application source as applications.py reads one: a Git path source unless `fields` say otherwise."""
-    from cmp.check.applications import Source
+    from cmp.check.fleet.applications import Source
 
     values: dict[str, Any] = {
         "label": "source",

@@ -22,6 +22,8 @@ import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping
 
+from cmp.locks import locked
+
 DEFAULT_MB = 256
 CAP = "CHARTSHARE_CACHE_MB"
 USAGE = ".usage"  # "<bytes> <entries> <writes since the last full count>\n", each padded to one width
@@ -30,6 +32,7 @@ MAX_ENTRIES = 200_000
 LOW_WATER = 0.9  # eviction leaves this share of the cap used, so the next writes do not evict again at once
 STALE = 3600  # seconds after which a dot-file or dot-folder is a dead writer's, not a slow one's
 DEPTHS = {"charts": 2}  # where a cache's entries are: charts/<repository>/<entry>; any other cache: depth 1
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC  # an entry, opened to be locked
 _NOT_ENTRIES = frozenset({"repository"})  # the chart store's note of a repository's address, beside its entries
 _held: list[int] = []  # folders this process reads (locked shared until it exits)
 
@@ -86,14 +89,8 @@ def tree_use(path: str) -> tuple[int, int]:
 def hold(folder: str) -> bool:
     """Mark `folder` (an entry) in use by this process until it exits, and touch it (a use); False when it
     is being evicted (or cannot be opened): then it must not be read."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
+    fd = locked(folder, _FOLDER, fcntl.LOCK_SH)
+    if fd is None:
         return False
     with contextlib.suppress(OSError):
         os.utime(fd)
@@ -222,12 +219,10 @@ def _evict(path: str) -> bool:
         with contextlib.suppress(OSError):
             os.unlink(path)
         return True
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
+    fd = locked(path, _FOLDER, fcntl.LOCK_EX)
+    if fd is None:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         aside = os.path.join(os.path.dirname(path), f".evicted-{os.getpid()}-{os.urandom(4).hex()}")
         os.rename(path, aside)
     except OSError:

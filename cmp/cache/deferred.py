@@ -1,5 +1,5 @@
 """Cache writes that need not hold up the answer. A command in a process of its own writes them as it
-goes; a warm process's child (cmp/cli/warm_server.py) sends its caller the output first and writes them
+goes; a warm process's child (cmp/warm/server.py) sends its caller the output first and writes them
 after, since a 5 MB entry written to disk takes 2 to 15 ms that Argo CD would otherwise wait for.
 
 Whatever can be told before the write (a folder that cannot be used, an entry over the cap) is still

@@ -17,10 +17,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from cmp.check import analysis, appofapps, inventory
-from cmp.check.claims import AppClaims
-from cmp.check.plan import plan
-from cmp.check.repos import Repositories, remotes_of
+from cmp.check import rounds
+from cmp.check.analysis.claims import AppClaims
+from cmp.check.fleet import inventory
+from cmp.check.fleet.repos import Repositories, remotes_of
+from cmp.check.sources import renders
+from cmp.check.sources.plan import plan
 
 GIT_TIMEOUT = 60.0  # an archive of a large repository takes a while; a hung git must not hang CI
 
@@ -128,7 +130,7 @@ class Settings:
 
     root: Path
     mappings: Sequence[tuple[str, Path]]
-    tree: appofapps.Settings
+    tree: rounds.Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +164,7 @@ def render(tree: Tree, revision: str, settings: Settings) -> Base:
         planned = plan(loaded.applications, repositories, raw=how.raw, helm=how.helm, timeout=how.timeout)
         return Base(errors=[relative(error, tree, revision) for error in loaded.errors + planned.errors])
     with tempfile.TemporaryDirectory(prefix="chartshare-check-") as scratch:  # dependencies built here
-        found = appofapps.render_tree(
+        found = rounds.render_tree(
             loaded, replace(how, repositories=repositories, progress=None, scratch=Path(scratch))
         )
     notices = list(dict.fromkeys(n for result in found.rendered for n in result.notices))
@@ -171,7 +173,7 @@ def render(tree: Tree, revision: str, settings: Settings) -> Base:
     skipped = [*found.skipped, *found.unfetched, *found.failed]  # a failed render there: unsure, as skipped
     places = {app.name: place for place, app in enumerate(found.applications)}
     unrendered = frozenset(skip.app for skip in skipped)
-    return Base(analysis.claims_by_app(found.rendered, skipped), places, tree.commit, unrendered, notices=notices)
+    return Base(renders.claims_by_app(found.rendered, skipped), places, tree.commit, unrendered, notices=notices)
 
 
 def relative(text: str, tree: Tree, revision: str) -> str:

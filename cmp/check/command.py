@@ -19,19 +19,22 @@ from typing import Any
 
 from cmp import __version__
 from cmp.cache.store import Store
-from cmp.check import analysis, applications, appofapps, document, inventory, live, renders
 from cmp.check import base as base_fleet
-from cmp.check import report as reporting
-from cmp.check.analysis import Report
-from cmp.check.applications import Fleet, Skip
-from cmp.check.generators.clusters import read_clusters
-from cmp.check.lifecycle import lifecycle
-from cmp.check.live import ANNOTATION_TRACKING, Tracking
-from cmp.check.merge import merge
-from cmp.check.plan import Plan, plan
-from cmp.check.renders import Rendered
-from cmp.check.repos import Repositories, parse_mapping, remotes_of
-from cmp.check.shards import Shard
+from cmp.check import rounds
+from cmp.check.analysis import conflicts, live
+from cmp.check.analysis.conflicts import Report
+from cmp.check.analysis.lifecycle import lifecycle
+from cmp.check.analysis.live import ANNOTATION_TRACKING, Tracking
+from cmp.check.fleet import applications, inventory
+from cmp.check.fleet.applications import Fleet, Skip
+from cmp.check.fleet.generators.clusters import read_clusters
+from cmp.check.fleet.repos import Repositories, parse_mapping, remotes_of
+from cmp.check.output import document, json_report, junit, text_report
+from cmp.check.output.merge import merge
+from cmp.check.output.shards import Shard
+from cmp.check.sources import renders
+from cmp.check.sources.plan import Plan, plan
+from cmp.check.sources.renders import Rendered
 from cmp.inputs.config import cache_root
 
 Progress = Callable[[int, int], None]
@@ -121,10 +124,10 @@ def check_fleet(
         planned = plan(loaded.applications, repositories, raw=raw, helm=helm, timeout=timeout)
         return Outcome(errors=loaded.errors + planned.errors)
     quiet = output_format != "text" or shard is not None
-    wanted = progress is not None and reporting.progress_wanted(True, quiet, environ, len(loaded.applications))
+    wanted = progress is not None and text_report.progress_wanted(True, quiet, environ, len(loaded.applications))
     store = Store.from_env(environ) if cache else None
     with tempfile.TemporaryDirectory(prefix="chartshare-check-") as scratch:  # dependencies built here
-        settings = appofapps.Settings(
+        settings = rounds.Settings(
             repositories=repositories,
             control_plane_namespace=control_plane_namespace,
             clusters=clusters,
@@ -140,7 +143,7 @@ def check_fleet(
             store=store,
             scratch=Path(scratch),
         )
-        tree = appofapps.render_tree(loaded, settings)
+        tree = rounds.render_tree(loaded, settings)
     notices = list(dict.fromkeys([*(store.notices if store else ()), *(n for r in tree.rendered for n in r.notices)]))
     if tree.errors:
         return Outcome(errors=tree.errors, notices=notices)
@@ -167,9 +170,9 @@ def check_fleet(
             base=found,
         )
         return Outcome(document_text, notes=sorted(loaded.notes), notices=notices)
-    report = analysis.analyse(tree.rendered, skipped, live_objects, tracking)
+    apps = renders.claims_by_app(tree.rendered, skipped)
+    report = conflicts.analyse(apps, skipped, live_objects, tracking)
     if found is not None:
-        apps = analysis.claims_by_app(tree.rendered, skipped)
         unsure = found.skipped | {skip.app for skip in skipped}
         report = replace(report, lifecycle=tuple(lifecycle(found.apps, apps, live_objects, tracking, unsure)))
     text = formatted(report, output_format, raw)
@@ -201,10 +204,10 @@ def merge_claims(paths: Sequence[Path], *, output_format: str = "text") -> Outco
 
 def formatted(report: Report, output_format: str, raw: bool) -> str:
     if output_format == "json":
-        return reporting.to_json(report)
+        return json_report.to_json(report)
     if output_format == "junit":
-        return reporting.to_junit(report, raw=raw)
-    return reporting.to_text(report, raw=raw)
+        return junit.to_junit(report, raw=raw)
+    return text_report.to_text(report, raw=raw)
 
 
 def claims_document(
@@ -226,7 +229,7 @@ def claims_document(
     the document also carries the shard's apps at the base revision, and the live objects no app tracks
     go to shard 1 (what no app tracks decides a lifecycle entry too)."""
     skipped = [*loaded.skipped, *planned.skipped]
-    apps = analysis.claims_by_app(rendered, [*skipped, *unfetched])
+    apps = renders.claims_by_app(rendered, [*skipped, *unfetched])
     places = {app.name: place for place, app in enumerate(loaded.applications)}
     notes = tuple(sorted(loaded.notes))
     commit = base.commit if base is not None else ""
@@ -246,7 +249,7 @@ def claims_document(
     return document.write(
         document.Header(Path("-"), document.VERSION, __version__, fleet, shard, raw, tracking, notes),
         [(places[name], result) for name, result in apps.items()],
-        analysis.own_warnings(apps.values()),
+        conflicts.own_warnings(apps.values()),
         [skip for skip in [*skipped, *unfetched] if shard.holds(skip.app)],
         tracked,
         at_base,

@@ -261,8 +261,8 @@ def check(
 
     Reference: docs/check.md (sources, generators, options, --live) and docs/ci.md (recipes, --shard, --merge).
     """
-    from cmp.check import shards
     from cmp.check.command import Installation, check_fleet, merge_claims
+    from cmp.check.output import shards
     from cmp.inputs.config import DEFAULT_TIMEOUT, default_helm
 
     chosen = (output_format or CheckFormat.text).value

@@ -1,4 +1,4 @@
-"""A command run in this process (warm.py hands it here, or to a warm process's child): a plain
+"""A command run in this process (cmp/warm/caller.py hands it here, or to a warm process's child): a plain
 `chartshare generate ...` runs without the CLI framework, helm first.
 
 Python's start and the framework's import (click and typer) cost about as much as rendering a small

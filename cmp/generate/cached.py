@@ -31,17 +31,16 @@ from typing import TYPE_CHECKING, NamedTuple
 from cmp.cache.key import Fingerprint, PartialFingerprint, begin_fingerprint, printed_key
 from cmp.cache.store import Entry, Store
 from cmp.errors import ChartShareError
-from cmp.generate.chart import ownership_of, quick_chart_dir
 from cmp.generate.output import Output
 from cmp.inputs.config import Template
+from cmp.render.chart import quick_chart_dir
+from cmp.render.settings import settings
 
 if TYPE_CHECKING:
     from cmp.inputs.config import Config
     from cmp.ownership.rules import Ownership
 
 PURPOSE = "generate"  # what the entries hold: generate's stdout and stderr
-NOT_COUNTED = ("timeout", "cache", "cache_root")  # how long helm may take, whether to use the caches and where
-# they are change no output (a remote chart's folder in the chart store counts as the chart, walked)
 CACHED = " (cached)"
 _MARK = Entry(b"", ())  # kept under a settings key: a render with those settings is kept
 
@@ -173,18 +172,6 @@ class Lookup:
         return tuple(self._store.notices) if self._store is not None else ()
 
 
-def settings(config: Config) -> dict[str, object]:
-    """Every field of the run's configuration that can change what generate prints: all but NOT_COUNTED,
-    so that a field added to Config counts without being named here."""
-    fields: dict[str, object] = config._asdict()
-    for name in NOT_COUNTED:
-        del fields[name]
-    files = post_render_files(config.config_path, config.repo_root)
-    if files:
-        fields["post_render_files"] = files
-    return fields
-
-
 HELM_READS = ("values_files", "values_inline", "set_values", "set_strings", "set_files")  # the values: helm
 # alone reads them, so what it printed stands for them in the key of what the rules made of its output
 
@@ -194,25 +181,6 @@ def printed_settings(fields: Mapping[str, object]) -> dict[str, object]:
     template = fields["template"]
     assert isinstance(template, Template)
     return {**fields, "template": template._replace(**{name: Template._field_defaults[name] for name in HELM_READS})}
-
-
-def post_render_files(config_path: Path | None, root: Path) -> tuple[Path, ...]:
-    """The patch files chartshare.yaml names (`path:`, legacy patchesStrategicMerge): they count in the key
-    as chartshare.yaml does. chartshare.yaml is parsed only when it may name one; when it cannot be loaded
-    the render fails on it too, and nothing is kept."""
-    if config_path is None:
-        return ()
-    try:
-        data = config_path.read_bytes()
-    except OSError:
-        return ()
-    if b"path" not in data and b"patchesStrategicMerge" not in data:
-        return ()
-    try:
-        ownership = ownership_of(config_path, root)
-    except (ChartShareError, OSError, ValueError):
-        return ()
-    return ownership.post_render.files if ownership is not None else ()
 
 
 _ahead: tuple[Config, Mapping[str, str], Lookup] | None = None

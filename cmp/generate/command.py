@@ -27,9 +27,9 @@ def generate(options: GenerateOptions, env: Mapping[str, str]) -> Output:
 
 def _render(config: Config, looked: cached.Lookup) -> cached.Rendered:
     """helm's render; what the rules made of the same output before when that is kept, else the rules."""
-    from cmp.generate.chart import chart_dir, load_ownership
     from cmp.generate.output import output
-    from cmp.generate.render import apply_rules, printed
+    from cmp.render.chart import chart_dir, load_ownership
+    from cmp.render.pipeline import apply_rules, printed
 
     ownership = load_ownership(config)
     chart = chart_dir(config, ownership)

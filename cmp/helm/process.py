@@ -6,7 +6,7 @@ dependency build, pull, registry login) runs through this module, which attaches
 helm's session of its own is out of reach of the SIGTERM Argo CD sends chartshare's process group once it
 has SIGKILLed chartshare, so on Linux helm is also told to die with its parent (PR_SET_PDEATHSIG). In a
 warm process's child, which leads a session the warm process ends when the child is killed
-(cmp/cli/warm_server.py), helm stays in that session, in a group of its own, and needs no death signal:
+(cmp/warm/server.py), helm stays in that session, in a group of its own, and needs no death signal:
 without the function that sets one, subprocess starts helm with vfork, 2 ms sooner than a fork of a loaded
 process.
 
@@ -188,7 +188,7 @@ def _wait(process: subprocess.Popen[bytes], timeout: float) -> None:
 
 def buffer(name: str, data: bytes = b"") -> int:
     """A file in memory (a temporary file where there is no memfd) holding `data`, for one of helm's streams
-    (and for a warm process's request, cmp/cli/warm_server.py). helm writes its output in a burst at the
+    (and for a warm process's request, cmp/warm/server.py). helm writes its output in a burst at the
     end: to a file it writes at its own pace, where a pipe would make it wait for each 64 KiB to be read,
     and this process for each read."""
     if hasattr(os, "memfd_create"):

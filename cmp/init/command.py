@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cmp.errors import ChartShareError, PathError
-from cmp.generate.chart import chart_of, ownership_of
 from cmp.inputs.config import cache_root, default_helm, merged
 from cmp.inputs.paths import config_file, find_repo_root
 from cmp.model import RemoteChart
@@ -20,6 +19,7 @@ from cmp.remote.deadline import Deadline
 from cmp.remote.dependencies import Build, ensure
 from cmp.remote.fetch import Fetcher, fetch
 from cmp.remote.store import chart_store
+from cmp.render.chart import chart_of, ownership_of
 
 DEFAULT_TIMEOUT = 30.0  # init and generate share Argo CD's 60 s; generate's helm gets 45 of them
 REMOTE_HINT = "check that the repository answers from the sidecar, or raise init's --timeout"

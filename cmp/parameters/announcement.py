@@ -49,7 +49,7 @@ def announce(
         config = options(app_dir, given).resolve(env)._replace(timeout=RENDER_TIMEOUT)
     except ChartShareError as error:
         return [_config_entry("", f"this app's parameters are not valid: {error}")]
-    from cmp.generate.chart import chart_dir, load_ownership
+    from cmp.render.chart import chart_dir, load_ownership
 
     try:
         ownership = load_ownership(config)
@@ -196,11 +196,11 @@ def _scalar(value: Any) -> str:
 
 def _decisions(config: Config, chart: Path, env: Mapping[str, str]) -> str:
     """One line on what the rules do for this app, from a real render."""
-    from cmp.generate.render import render
     from cmp.ownership.report import summary
     from cmp.remote import dependencies
     from cmp.remote.deadline import Deadline
     from cmp.remote.store import chart_store
+    from cmp.render.pipeline import render
 
     try:
         build_spec = dependencies.Build(

@@ -9,6 +9,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from cmp import label_selectors
+from cmp.label_selectors import DOES_NOT_EXIST, EXISTS, IN, NOT_IN, Requirement
 from cmp.model import split_api_version
 from cmp.postrender.fields import Target
 from cmp.postrender.subject import Subject
@@ -55,9 +57,9 @@ def selected(target: Target, subjects: Iterable[Subject], cluster: ClusterScoped
             and _fits(kind, subject.kind)
         ):
             continue
-        if labels and not matches(labels, subject.tags("labels")):
+        if labels and not _matches(labels, subject.tags("labels")):
             continue
-        if annotations and not matches(annotations, subject.tags("annotations")):
+        if annotations and not _matches(annotations, subject.tags("annotations")):
             continue
         found.append(subject)
     return found
@@ -85,8 +87,6 @@ def by_identity(document: dict[str, Any], subjects: Iterable[Subject], cluster: 
     return found
 
 
-Requirement = tuple[str, str, frozenset[str]]  # key, operator (=, !=, in, notin, exists, !), values
-
 _TERM = re.compile(
     r"\s*(?:(?P<not>!)\s*(?P<nkey>[^\s,=!()]+)"
     r"|(?P<key>[^\s,=!()]+)\s*(?:(?P<op>==|=|!=)\s*(?P<value>[^\s,=!()]*)"
@@ -99,7 +99,7 @@ class SelectorError(ValueError):
 
 
 def parse_selector(text: str) -> tuple[Requirement, ...]:
-    """A Kubernetes label selector (`app=web,tier!=db,env in (a,b),!legacy`)."""
+    """A Kubernetes label selector (`app=web,tier!=db,env in (a,b),!legacy`) as requirements."""
     if not text.strip():
         return ()
     requirements: list[Requirement] = []
@@ -110,31 +110,17 @@ def parse_selector(text: str) -> tuple[Requirement, ...]:
             raise SelectorError(f"cannot read the label selector {text!r} at {text[position:]!r}")
         position = found.end()
         if found["not"]:
-            requirements.append((found["nkey"], "!", frozenset()))
+            requirements.append((found["nkey"], DOES_NOT_EXIST, frozenset()))
         elif found["op"]:
-            requirements.append((found["key"], "!=" if found["op"] == "!=" else "=", frozenset({found["value"]})))
+            requirements.append((found["key"], NOT_IN if found["op"] == "!=" else IN, frozenset({found["value"]})))
         elif found["set"]:
             values = frozenset(value.strip() for value in found["values"].split(",") if value.strip())
-            requirements.append((found["key"], found["set"], values))
+            requirements.append((found["key"], IN if found["set"] == "in" else NOT_IN, values))
         else:
-            requirements.append((found["key"], "exists", frozenset()))
+            requirements.append((found["key"], EXISTS, frozenset()))
     return tuple(requirements)
 
 
-def matches(requirements: tuple[Requirement, ...], tags: dict[str, Any]) -> bool:
-    for key, operator, values in requirements:
-        present = key in tags
-        value = str(tags.get(key))
-        if operator == "=" and not (present and value in values):
-            return False
-        if operator == "!=" and present and value in values:
-            return False
-        if operator == "in" and not (present and value in values):
-            return False
-        if operator == "notin" and present and value in values:
-            return False
-        if operator == "exists" and not present:
-            return False
-        if operator == "!" and present:
-            return False
-    return True
+def _matches(requirements: tuple[Requirement, ...], tags: dict[str, Any]) -> bool:
+    """The selector over an object's labels or annotations, their values read as strings."""
+    return label_selectors.matches(requirements, {key: str(value) for key, value in tags.items()})

@@ -2,7 +2,7 @@
 that reads the chart for the key also tells whether it calls a function that renders differently each time.
 
 The settings are what generate hands over: a real resolved Config (cmp.inputs.config.build), as
-cmp.generate.cached.settings gives it.
+cmp.render.settings.settings gives it.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from cmp.cache.key import Fingerprint, PartialFingerprint, begin_fingerprint
 from cmp.generate import cached
 from cmp.inputs import config as configuration
 from cmp.inputs.parameters import Value
+from cmp.render.settings import settings
 
 APP = "apps/dev/order"
 CHART = "charts/app"
@@ -109,7 +110,7 @@ def _partial(
     chart = (repo / CHART).resolve()
     return begin_fingerprint(
         purpose,
-        {**cached.settings(resolved), **(extra or {})},
+        {**settings(resolved), **(extra or {})},
         chart=chart,
         root=resolved.repo_root,
         helm=resolved.helm,
@@ -431,7 +432,7 @@ def _printed_key(repo: Path, flags: Mapping[str, Value] | None = None, printed: 
     given = {"values-files": ("values.yaml",), "repo-root": str(repo), "helm": str(_helm(repo)), **(flags or {})}
     resolved = configuration.build(repo / APP, given, {"ARGOCD_APP_NAME": "dev-order", "ARGOCD_APP_NAMESPACE": "shop"})
     return key_module.printed_key(
-        "generate", cached.printed_settings(cached.settings(resolved)), root=resolved.repo_root, printed=printed
+        "generate", cached.printed_settings(settings(resolved)), root=resolved.repo_root, printed=printed
     )
 
 

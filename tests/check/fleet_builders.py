@@ -1,15 +1,20 @@
-"""Builders of the values check's pure stages read: Applications, jobs, renders and claims, without helm."""
+"""Builders of the values check's pure stages read: Applications, jobs, renders and claims, without helm;
+and the analysis of renders, as a run makes it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cmp.check.applications import Application, Source
-from cmp.check.claims import Claim
-from cmp.check.plan import Job
-from cmp.check.renders import Rendered
+from cmp.check.analysis import conflicts
+from cmp.check.analysis.claims import Claim
+from cmp.check.analysis.conflicts import Report
+from cmp.check.analysis.live import ANNOTATION_TRACKING, Tracking
+from cmp.check.fleet.applications import Application, Skip, Source
+from cmp.check.sources.plan import Job
+from cmp.check.sources.renders import Rendered, claims_by_app
 from cmp.model import ClusterResourceId
 from conftest import make_source
 
@@ -39,6 +44,16 @@ def rendered(
         return replace(found, id=found.id._replace(cluster=application.cluster))
 
     return Rendered(job, tuple(map(placed, emitted)), tuple(map(placed, stripped)))
+
+
+def analyse(
+    renders: Sequence[Rendered],
+    skipped: Sequence[Skip],
+    live_objects: Sequence[Mapping[str, Any]] | None = None,
+    tracking: Tracking = ANNOTATION_TRACKING,
+) -> Report:
+    """The report of these renders, as a single run of check analyses them."""
+    return conflicts.analyse(claims_by_app(renders, skipped), skipped, live_objects, tracking)
 
 
 def path_with_kubectl() -> str:

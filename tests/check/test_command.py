@@ -14,11 +14,11 @@ from conftest import ROOT, TESTS, run_cli
 def test_generate_never_imports_the_check_modules() -> None:
     """check must not slow down generate, Argo CD's hot path (the pipeline included, which a miss loads)."""
     code = (
-        "import sys, cmp.cli.launch, cmp.cli.app, cmp.generate.command, cmp.generate.render; "
+        "import sys, cmp.cli.launch, cmp.cli.app, cmp.generate.command, cmp.render.pipeline; "
         "print(' '.join(sorted(m for m in sys.modules if m.startswith('cmp'))))"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert {"cmp.cli.app", "cmp.generate.render", "cmp.ownership.process"} <= set(loaded)
+    assert {"cmp.cli.app", "cmp.render.pipeline", "cmp.ownership.process"} <= set(loaded)
     assert [module for module in loaded if module.startswith("cmp.check")] == []
 
 

@@ -22,9 +22,9 @@ from cmp.cache.key import Fingerprint
 from cmp.cli import app as cli
 from cmp.cli import exits, launch
 from cmp.errors import ChartShareError
-from cmp.generate.chart import chart_dir, chart_entry, load_ownership
 from cmp.helm import early, template
 from cmp.inputs import options, parameters
+from cmp.render.chart import chart_dir, chart_entry, load_ownership
 from conftest import TESTS, run_cli
 
 CHART = TESTS / "charts" / "shared"

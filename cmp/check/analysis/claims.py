@@ -1,0 +1,66 @@
+"""What `check` knows of each app after rendering: the objects it would emit and those its rules strip.
+
+A claim is one object as an app renders it, keyed by where it lands (destination cluster, group, kind,
+namespace, name). Renders produce claims; the analysis, the warnings and the live comparison read them,
+merged per app (an app with several sources claims the union) and indexed per object across the fleet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cmp.check.fleet.applications import Application
+from cmp.model import ClusterResourceId
+
+RENDERERS = ("chartshare", "helm", "kustomize", "directory")  # the renderers of check's sources; an app's
+# row names the first of them its sources use
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One object an app renders: its identity on the cluster, and the object itself."""
+
+    id: ClusterResourceId  # namespace "" for cluster-scoped objects, the destination for namespaced ones without one
+    obj: dict[str, Any]
+    reason: str = ""  # for a stripped copy: why this app strips it
+    top_level_owner: bool = False  # stripped because chartshare.yaml's top-level `owner:` names another app
+    accepted: bool = False  # stripped by a rule that writes `others: strip`: the owner's copy serves this app
+
+
+Unstable = tuple[ClusterResourceId, tuple[str, ...]]  # an object of a render, and the fields that differ in another
+
+
+@dataclass(slots=True)
+class AppClaims:
+    """Everything one app renders, over all its sources."""
+
+    app: Application
+    renderers: list[str] = field(default_factory=list)
+    emitted: dict[ClusterResourceId, Claim] = field(default_factory=dict)
+    stripped: dict[ClusterResourceId, Claim] = field(default_factory=dict)
+    unstable: list[Unstable] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)  # post-render targets that matched nothing
+    complete: bool = True  # every source rendered: only then can "no longer emits" be trusted
+
+
+ByObject = dict[ClusterResourceId, dict[str, Claim]]  # per object: app name -> that app's copy
+
+
+def by_object(apps: Iterable[AppClaims], *, emitted: bool) -> ByObject:
+    """Per object on a cluster: the apps that emit it (or, with emitted=False, that render it at all)."""
+    claims: ByObject = {}
+    for result in apps:
+        owned = result.emitted if emitted else {**result.stripped, **result.emitted}
+        for key, claim in owned.items():
+            claims.setdefault(key, {})[result.app.name] = claim
+    return claims
+
+
+def mapping_at(obj: Any, *keys: str) -> Mapping[str, Any]:
+    """A nested mapping of an object, or an empty one when a chart wrote something else there."""
+    found: Any = obj
+    for key in keys:
+        found = found.get(key) if isinstance(found, Mapping) else None
+    return found if isinstance(found, Mapping) else {}

@@ -1,0 +1,137 @@
+"""The pure analysis of a fleet's renders: conflicts, warnings and (given live objects) prune risks.
+
+A conflict is one object on one destination cluster that two or more apps emit: each sync takes its
+tracking-id from the others. CRDs are the exception, since Argo CD never stamps them: identical copies
+do not fight, different ones do. The warnings come from shared.py (objects several apps render) and
+findings.py (traps in what a chart makes), the prune risks from live.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cmp.check.analysis import findings, live, shared
+from cmp.check.analysis.claims import RENDERERS, AppClaims, ByObject, by_object
+from cmp.check.analysis.findings import Finding, canonical, is_crd
+from cmp.check.analysis.lifecycle import Entry
+from cmp.check.analysis.live import ANNOTATION_TRACKING, PruneRisk, Tracking
+from cmp.check.fleet.applications import Skip
+from cmp.model import ClusterResourceId
+
+
+@dataclass(frozen=True, slots=True)
+class AppRow:
+    name: str
+    cluster: str
+    namespace: str
+    renderer: str
+    resources: int
+    parent: str | None = None  # the app that renders it (App of Apps)
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """An object several apps emit on one cluster, and those apps (sorted)."""
+
+    id: ClusterResourceId
+    apps: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    applications: tuple[AppRow, ...]
+    conflicts: tuple[Conflict, ...]
+    warnings: tuple[Finding, ...]
+    skipped: tuple[Skip, ...]
+    prune_risks: tuple[PruneRisk, ...] | None  # None: no --live given
+    lifecycle: tuple[Entry, ...] | None = None  # None: no --base given
+
+
+def analyse(
+    apps: Mapping[str, AppClaims],
+    skipped: Sequence[Skip],
+    live_objects: Sequence[Mapping[str, Any]] | None = None,
+    tracking: Tracking = ANNOTATION_TRACKING,
+) -> Report:
+    """Claims of every app -> the report."""
+    return judge(apps, own_warnings(apps.values()), skipped, live_objects, tracking)
+
+
+def own_warnings(apps: Iterable[AppClaims]) -> list[Finding]:
+    """The warnings each app earns from its own claims alone: a shard works them out for its apps."""
+    listed = list(apps)
+    return [
+        *findings.unstable_warnings(listed),
+        *findings.unmatched_target_warnings(listed),
+        *findings.replica_warnings(listed),
+        *findings.ca_bundle_warnings(listed),
+    ]
+
+
+def judge(
+    apps: Mapping[str, AppClaims],
+    own: Iterable[Finding],
+    skipped: Sequence[Skip],
+    live_objects: Sequence[Mapping[str, Any]] | None = None,
+    tracking: Tracking = ANNOTATION_TRACKING,
+) -> Report:
+    """Every app's claims and own warnings -> the report. Across apps, only the objects of `shared_ids`
+    are read for their content; of the others, only who claims them."""
+    emitters = by_object(apps.values(), emitted=True)
+    renderers = by_object(apps.values(), emitted=False)
+    warnings = [*shared.shared_warnings(renderers, emitters, apps), *own]
+    risks: list[PruneRisk] | None = None
+    if live_objects is not None:
+        risks, handovers = live.prune_risks(live_objects, apps, emitters, tracking)
+        warnings += handovers
+    rows = sorted(
+        (
+            AppRow(
+                r.app.name,
+                r.app.cluster,
+                r.app.namespace,
+                next(renderer for renderer in RENDERERS if renderer in r.renderers),
+                len(r.emitted),
+                r.app.parent,
+            )
+            for r in apps.values()
+        ),
+        key=lambda row: (row.name, row.cluster),
+    )
+    return Report(
+        applications=tuple(rows),
+        conflicts=tuple(conflicts(emitters)),
+        warnings=tuple(sorted(set(warnings), key=_warning_order)),
+        skipped=tuple(sorted(set(skipped), key=lambda s: (s.app, s.reason))),
+        prune_risks=None if risks is None else tuple(sorted(risks, key=_risk_order)),
+    )
+
+
+def shared_ids(apps: Iterable[AppClaims]) -> set[ClusterResourceId]:
+    """The objects whose content the analysis across apps reads: those several apps render, and those no
+    app emits (a Namespace's labels for managedNamespaceMetadata)."""
+    listed = list(apps)
+    emitted = by_object(listed, emitted=True)
+    return {key for key, claims in by_object(listed, emitted=False).items() if len(claims) > 1 or key not in emitted}
+
+
+def conflicts(emitters: ByObject) -> Iterator[Conflict]:
+    for key in sorted(emitters):
+        claims = emitters[key]
+        if len(claims) < 2:
+            continue
+        if is_crd(key) and len({canonical(claim.obj) for claim in claims.values()}) == 1:
+            continue  # Argo CD does not track CRDs: identical copies do not fight
+        yield Conflict(key, apps=tuple(sorted(claims)))
+
+
+def _warning_order(warning: Finding) -> tuple[str, ...]:
+    """A total order: warnings that tie on what a reader sorts by must not fall in hash order."""
+    key = warning.id
+    return (warning.app, key.kind, key.name, warning.message, warning.code, key.cluster, key.group, key.namespace)
+
+
+def _risk_order(risk: PruneRisk) -> tuple[str, ...]:
+    return (risk.id.cluster, risk.id.group, risk.id.kind, risk.id.name, risk.id.namespace, risk.app, risk.fix)

@@ -1,0 +1,201 @@
+"""The warnings of `check` (one type, stable codes), and those about what a chart makes: renders that change
+between runs, replicas an HPA owns, a caBundle cert-manager injects.
+
+Pure: claims in, findings out. A finding is about one object of one app and carries a stable `code`;
+findings of one code for one app that share their advice also say how they read together, so the report
+can list their objects under one entry with the fix said once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from cmp import goyaml
+from cmp.check.analysis.claims import AppClaims, mapping_at
+from cmp.model import ClusterResourceId, GroupKind, split_api_version
+
+# The codes of the warnings: stable slugs that tools and docs refer to.
+UNPROTECTED_SHARED = "unprotected-shared"
+NOBODY_EMITS = "nobody-emits"
+DIVERGENT_COPY = "divergent-copy"
+NONDETERMINISTIC = "nondeterministic"
+HPA_REPLICAS = "hpa-replicas"
+EMPTY_CABUNDLE = "empty-cabundle"
+HANDOVER = "handover"
+UNMATCHED_TARGET = "patch-target-unmatched"
+
+CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
+NAMESPACE = ("", "Namespace")
+# Workloads whose spec.replicas an HPA takes over.
+SCALED_KINDS = frozenset({("apps", "Deployment"), ("apps", "StatefulSet")})
+HPA = ("autoscaling", "HorizontalPodAutoscaler")
+# Where cert-manager's cainjector writes a CA bundle, per kind; `[]` walks every list item.
+CA_BUNDLE_FIELDS: Mapping[GroupKind, tuple[str, ...]] = {
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): ("webhooks[].clientConfig.caBundle",),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ("webhooks[].clientConfig.caBundle",),
+    CRD: ("spec.conversion.webhook.clientConfig.caBundle",),
+    ("apiregistration.k8s.io", "APIService"): ("spec.caBundle",),
+}
+CA_INJECT_ANNOTATIONS = (
+    "cert-manager.io/inject-ca-from",
+    "cert-manager.io/inject-ca-from-secret",
+    "cert-manager.io/inject-apiserver-ca",
+)
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._*?/-]*$")
+
+
+class Together(NamedTuple):
+    """How a finding reads in one entry with others of its code and app that share `headline` and `advice`."""
+
+    headline: str  # after the count: "shared objects emitted only by app-a, without Prune=false"
+    detail: str  # this object's own line in the entry ("" for none)
+    advice: str  # what goes wrong and the fix, said once for the entry
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A warning about one object of one app, and the fix."""
+
+    app: str
+    code: str
+    id: ClusterResourceId
+    message: str  # the whole warning, for this object alone
+    together: Together | None = None  # None: it always stands alone (its fix names this object only)
+
+
+def is_crd(key: ClusterResourceId) -> bool:
+    return (key.group, key.kind) == CRD
+
+
+def canonical(obj: Mapping[str, Any]) -> str:
+    """One text per content: copies compare equal exactly when their objects do."""
+    return json.dumps(obj, sort_keys=True, default=str)
+
+
+def match_flow(key: ClusterResourceId, *, name: bool) -> str:
+    """A chartshare.yaml `match:` for the object (or, without `name`, for its kind where it lands), in flow
+    style: `{group: "", kind: Namespace, name: shoong}`."""
+    match = {"group": key.group, "kind": key.kind}
+    if key.namespace:
+        match["namespace"] = key.namespace
+    if name:
+        match["name"] = key.name
+    return "{" + ", ".join(f"{field}: {scalar(value)}" for field, value in match.items()) + "}"
+
+
+def scalar(value: str) -> str:
+    """A string as a YAML flow scalar: bare when YAML reads it back as that string, else quoted."""
+    return value if _PLAIN.match(value) and goyaml.reads_as_string(value) else json.dumps(value)
+
+
+def unstable_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
+    for result in apps:
+        for key, fields in result.unstable:
+            together = Together(
+                "objects that render differently on every run",
+                ", ".join(fields),
+                "Argo CD will show them OutOfSync after each refresh. Generate the values outside the chart (an "
+                "existing Secret, a fixed value) or list these fields under the Application's ignoreDifferences",
+            )
+            yield Finding(
+                result.app.name,
+                NONDETERMINISTIC,
+                key,
+                f"renders differently on every run ({', '.join(fields)}): Argo CD will show it OutOfSync after "
+                "each refresh. Generate the value outside the chart (an existing Secret, a fixed value) or list "
+                "these fields under the Application's ignoreDifferences",
+                together,
+            )
+
+
+def unmatched_target_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
+    """A post-render entry whose `target:` selects nothing this app renders (a notice to generate: one file
+    may serve apps that render different objects; here, in CI, worth a look)."""
+    for result in apps:
+        for where in result.unmatched:
+            yield Finding(
+                result.app.name,
+                UNMATCHED_TARGET,
+                ClusterResourceId("", "chartshare", "ChartShare", "", where),
+                "the target matches no object this app renders, so the patch does nothing here; fix the "
+                "target, or give the entry `apps:` naming the apps that render its objects",
+            )
+
+
+def replica_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
+    """A Deployment/StatefulSet with spec.replicas that an HPA of the same app scales."""
+    for result in apps:
+        for claim in result.emitted.values():
+            if (claim.id.group, claim.id.kind) != HPA:
+                continue
+            target = mapping_at(claim.obj, "spec", "scaleTargetRef")
+            group, _ = split_api_version(str(target.get("apiVersion") or ""))
+            scaled = claim.id._replace(group=group, kind=str(target.get("kind")), name=str(target.get("name")))
+            workload = result.emitted.get(scaled)
+            if workload is None or (workload.id.group, workload.id.kind) not in SCALED_KINDS:
+                continue
+            if mapping_at(workload.obj, "spec").get("replicas") is None:
+                continue
+            key = workload.id
+            entry: dict[str, Any] = {"group": key.group, "kind": key.kind, "name": key.name, "namespace": key.namespace}
+            entry["jsonPointers"] = ["/spec/replicas"]
+            snippet = _ignore_differences(entry, ["RespectIgnoreDifferences=true"])
+            yield Finding(
+                result.app.name,
+                HPA_REPLICAS,
+                workload.id,
+                f"sets spec.replicas while HorizontalPodAutoscaler {claim.id.name} scales it: every sync resets "
+                "the replica count and the app flaps OutOfSync. Leave replicas out of the template when "
+                "autoscaling is on, or add to the Application:\n" + snippet,
+            )
+
+
+def ca_bundle_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
+    """`caBundle: ""` where cert-manager's cainjector will write the real bundle."""
+    for result in apps:
+        for claim in result.emitted.values():
+            paths = CA_BUNDLE_FIELDS.get((claim.id.group, claim.id.kind))
+            annotations = mapping_at(claim.obj, "metadata", "annotations")
+            if not paths or not any(annotation in annotations for annotation in CA_INJECT_ANNOTATIONS):
+                continue
+            empty = [found for path in paths for found in _empty_fields(claim.obj, path)]
+            if not empty:
+                continue
+            jq = [f".{path.replace('[]', '[]?')}" for path in paths]
+            entry = {"group": claim.id.group, "kind": claim.id.kind, "name": claim.id.name, "jqPathExpressions": jq}
+            snippet = _ignore_differences(entry)
+            yield Finding(
+                result.app.name,
+                EMPTY_CABUNDLE,
+                claim.id,
+                f'sets caBundle: "" ({", ".join(empty)}) and asks cert-manager to inject the CA: after each '
+                "injection Argo CD sees a difference and the next sync blanks the bundle. Remove the empty "
+                "caBundle from the template, or add to the Application:\n" + snippet,
+            )
+
+
+def _ignore_differences(entry: dict[str, Any], sync_options: Sequence[str] = ()) -> str:
+    """The lines of an Application's `spec` that let Argo CD ignore a field something else writes."""
+    spec: dict[str, Any] = {"ignoreDifferences": [entry]}
+    if sync_options:
+        spec["syncPolicy"] = {"syncOptions": list(sync_options)}
+    return goyaml.dump({"spec": spec}).rstrip("\n")
+
+
+def _empty_fields(obj: Any, path: str, prefix: str = "") -> Iterator[str]:
+    head, _, rest = path.partition(".")
+    listed = head.endswith("[]")
+    name = head.removesuffix("[]")
+    value = obj.get(name) if isinstance(obj, Mapping) else None
+    where = f"{prefix}.{name}" if prefix else name
+    if listed:
+        for position, item in enumerate(value if isinstance(value, list) else []):
+            yield from _empty_fields(item, rest, f"{where}[{position}]")
+    elif rest:
+        yield from _empty_fields(value, rest, where)
+    elif value == "":
+        yield where

@@ -1,0 +1,1 @@
+"""What check writes: the report formats, a shard's claims document, and the merge of shards' documents."""

@@ -1,0 +1,56 @@
+"""`check`'s report as JSON: DESIGN.md's fixed shape, for tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cmp.check.analysis.conflicts import Report
+
+
+def to_json(report: Report) -> str:
+    """One JSON object; `prune_risks` only when live objects were given."""
+    payload: dict[str, Any] = {
+        "applications": [
+            {
+                "name": a.name,
+                "cluster": a.cluster,
+                "namespace": a.namespace,
+                "renderer": a.renderer,
+                "resources": a.resources,
+                **({"parent": a.parent} if a.parent is not None else {}),
+            }
+            for a in report.applications
+        ],
+        "conflicts": [{**c.id._asdict(), "apps": list(c.apps)} for c in report.conflicts],
+        "warnings": [
+            {
+                "app": w.app,
+                "kind": w.id.kind,
+                "name": w.id.name,
+                "message": w.message,
+                "code": w.code,
+                "cluster": w.id.cluster,
+                "group": w.id.group,
+                "namespace": w.id.namespace,
+            }
+            for w in report.warnings
+        ],
+        "skipped": [{"app": s.app, "reason": s.reason} for s in report.skipped],
+    }
+    if report.prune_risks is not None:
+        payload["prune_risks"] = [{**r.id._asdict(), "app": r.app, "fix": r.fix} for r in report.prune_risks]
+    if report.lifecycle is not None:
+        payload["lifecycle"] = [
+            {
+                **e.id._asdict(),
+                "event": e.event,
+                "before": list(e.before),
+                "after": list(e.after),
+                "safe": e.safe,
+                "reason": e.reason,
+                "fix": e.fix,
+            }
+            for e in report.lifecycle
+        ]
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,91 @@
+"""The published charts a plan renders, made present in the chart store before any render, once each.
+
+A Helm-repository source names its chart in the Application (`repoURL`, `chart`, `targetRevision`); a
+chartshare source in its chartshare.yaml. Each is fetched as `chartshare init` fetches it (the
+credentials of CHARTSHARE_REPOSITORIES, the digest, the checks of the archive) into the same cache
+(`$CHARTSHARE_CACHE/charts`), never into the checkout. `--offline` only looks: a source whose chart is not
+in the cache is skipped, with the command that fills it. A chart that cannot be fetched is the render
+failure of the apps that name it, never the fleet's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import NamedTuple
+
+from cmp.check.fleet.applications import Skip
+from cmp.check.sources.plan import Job
+from cmp.check.sources.renders import RENDER_FAILED, chartshare_config
+from cmp.errors import ChartShareError
+from cmp.model import RemoteChart
+from cmp.remote.deadline import Deadline
+from cmp.remote.fetch import Fetcher, fetch
+from cmp.remote.store import chart_store
+from cmp.render.chart import load_ownership
+
+FETCH_SECONDS = 60.0  # per chart: CI has no Argo CD deadline, but a stalled server must not hang it
+FETCH_HINT = "check that the repository answers from here"
+
+
+class Prepared(NamedTuple):
+    """The jobs to render (published charts in place), the sources skipped, and the apps whose chart could
+    not be fetched (each app's render failure: the rest of the fleet is still checked)."""
+
+    jobs: list[Job]
+    skipped: list[Skip]
+    failed: list[Skip]
+
+
+def prepare(jobs: Sequence[Job], *, cache_root: Path, env: Mapping[str, str], offline: bool) -> Prepared:
+    """Every job with the chart cache set, and each published chart present (fetched unless `offline`)."""
+    store = chart_store(cache_root)
+    folders: dict[RemoteChart, Path | str | None] = {}  # None: not in the cache (offline); str: why the fetch failed
+    prepared = Prepared([], [], [])
+    for job in jobs:
+        job = replace(job, cache_root=cache_root)
+        chart = job.remote or _named_by_config(job)
+        if chart is None:
+            prepared.jobs.append(job)
+            continue
+        if chart not in folders:
+            folders[chart] = store.lookup(chart)
+            if folders[chart] is None and not offline:
+                folders[chart] = _fetched(chart, job, cache_root, env)
+        folder = folders[chart]
+        if isinstance(folder, Path):
+            prepared.jobs.append(replace(job, remote=chart, app_dir=folder if job.renderer == "helm" else job.app_dir))
+        elif isinstance(folder, str):
+            prepared.failed.append(Skip(job.app.name, f"{RENDER_FAILED}: spec.{job.source.label}: {folder}"))
+        else:
+            missing = f"chart {chart.label} is not in the chart cache (--offline)"
+            prepared.skipped.append(Skip(job.app.name, f"{job.source.label}: {missing}; {_filled_by(job)}"))
+    return prepared
+
+
+def _named_by_config(job: Job) -> RemoteChart | None:
+    """The remote chart a chartshare source's chartshare.yaml names; a problem is left to the render, which
+    reports it as generate would."""
+    if job.renderer != "chartshare":
+        return None
+    try:
+        ownership = load_ownership(chartshare_config(job))
+    except ChartShareError:
+        return None
+    return ownership.chart if ownership is not None and isinstance(ownership.chart, RemoteChart) else None
+
+
+def _fetched(chart: RemoteChart, job: Job, cache_root: Path, env: Mapping[str, str]) -> Path | str:
+    """The chart's folder in the store, or why it could not be fetched."""
+    deadline = Deadline(FETCH_SECONDS, FETCH_HINT, "for a chart check fetches")
+    try:
+        return fetch(chart, Fetcher(chart_store(cache_root), job.helm, deadline, env)).folder
+    except ChartShareError as error:
+        return str(error)
+
+
+def _filled_by(job: Job) -> str:
+    if job.renderer == "chartshare":
+        return f"fill it with `chartshare init {job.source.path or '.'}`, or run check without --offline"
+    return "fill it by running check without --offline"
