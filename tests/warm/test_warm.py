@@ -336,7 +336,7 @@ def test_a_socket_nobody_listens_on_is_replaced(runtime: Path, helm: str) -> Non
     env = warm_env(runtime)
     runtime.mkdir(mode=0o700)
     stale = subprocess.run(
-        [sys.executable, "-c", "from cmp.cli import warm; print(protocol.socket_path())"],
+        [sys.executable, "-c", "from cmp.warm import protocol; print(protocol.socket_path())"],
         env=env,
         capture_output=True,
         text=True,
