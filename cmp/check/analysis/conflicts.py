@@ -47,6 +47,7 @@ class Report:
     skipped: tuple[Skip, ...]
     prune_risks: tuple[PruneRisk, ...] | None  # None: no --live given
     lifecycle: tuple[Entry, ...] | None = None  # None: no --base given
+    unjudged: tuple[Skip, ...] = ()  # with --base: apps the change deletes that were not rendered at the base
 
 
 def analyse(

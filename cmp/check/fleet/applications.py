@@ -24,8 +24,11 @@ IN_CLUSTER_SERVER = "https://kubernetes.default.svc"
 IN_CLUSTER_NAME = "in-cluster"
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SOURCE_TYPES = ("helm", "kustomize", "directory", "plugin")  # Argo CD's explicit source types
-RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"  # also with /background or /foreground
+RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+# the finalizers that make deleting an Application delete what it tracks (isPropagationPolicyFinalizer)
+CASCADING_FINALIZERS = (RESOURCES_FINALIZER, f"{RESOURCES_FINALIZER}/background", f"{RESOURCES_FINALIZER}/foreground")
 FAIL_ON_SHARED = "FailOnSharedResource=true"
+SYNC_OPTIONS_ANNOTATION = "argocd.argoproj.io/sync-options"
 _MAX_FILE_BYTES = 16 << 20
 
 
@@ -48,12 +51,18 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class Lifetime:
-    """What Argo CD does when the Application leaves Git, and whether its sync refuses shared objects."""
+    """What Argo CD does to the objects an Application tracks: how its syncs prune, and what happens when
+    the Application leaves Git. Option values are as written after `Prune=` or `Delete=` ("" when unset)."""
 
     finalizer: bool = False  # deleting the Application deletes what it tracks (cascade)
     fail_on_shared: bool = False  # spec.syncPolicy.syncOptions holds FailOnSharedResource=true
     appset: str = ""  # the ApplicationSet that generates it; "" for an Application read from a file
     appset_keeps: str = ""  # that ApplicationSet's applicationsSync when it never deletes: create-only|create-update
+    prune: str = ""  # spec.syncPolicy.syncOptions Prune=: the default of every object's (false|confirm)
+    delete: str = ""  # spec.syncPolicy.syncOptions Delete=: the same for a cascade (false|confirm)
+    automated: bool = False  # spec.syncPolicy.automated is on: it syncs a new revision by itself
+    auto_prune: bool = False  # spec.syncPolicy.automated.prune: its automated syncs prune
+    own_prune: str = ""  # Prune= in the Application object's own sync-options: whether its parent's prune deletes it
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,14 +211,44 @@ def application(obj: Mapping[str, Any], origin: str, control_plane_namespace: st
         cluster=cluster_of(server, cluster_name),
         namespace=_text(destination.get("namespace"), "spec.destination.namespace"),
         sources=sources,
-        lifetime=Lifetime(finalizer=has_finalizer(metadata), fail_on_shared=FAIL_ON_SHARED in _options(spec)),
+        lifetime=lifetime(metadata, spec),
     )
 
 
+def lifetime(metadata: Mapping[str, Any], spec: Mapping[str, Any]) -> Lifetime:
+    """What the Application's own fields say of its syncs and its deletion (controller/appcontroller.go
+    autoSync and shouldBeDeleted, gitops-engine's isPruningDisabled read these)."""
+    options = _options(spec)
+    policy = spec.get("syncPolicy")
+    automated = policy.get("automated") if isinstance(policy, Mapping) else None
+    enabled = isinstance(automated, Mapping) and automated.get("enabled") is not False  # IsAutomatedSyncEnabled
+    annotations = metadata.get("annotations")
+    own = str(annotations.get(SYNC_OPTIONS_ANNOTATION) or "") if isinstance(annotations, Mapping) else ""
+    return Lifetime(
+        finalizer=has_finalizer(metadata),
+        fail_on_shared=FAIL_ON_SHARED in options,
+        prune=option_value(options, "Prune"),
+        delete=option_value(options, "Delete"),
+        automated=enabled,
+        auto_prune=enabled and isinstance(automated, Mapping) and automated.get("prune") is True,
+        own_prune=option_value(own.split(","), "Prune"),
+    )
+
+
+def option_value(options: Sequence[str], key: str) -> str:
+    """The value of the first `key=` among sync options, as Argo CD's GetOptionValue reads it; "" if none."""
+    for option in options:
+        found, sign, value = option.strip().partition("=")
+        if sign and found == key:
+            return value
+    return ""
+
+
 def has_finalizer(metadata: Mapping[str, Any]) -> bool:
+    """Whether deleting the Application cascades: one of the three resources finalizers."""
     finalizers = metadata.get("finalizers")
     names = [str(name) for name in finalizers] if isinstance(finalizers, list) else []
-    return any(name == RESOURCES_FINALIZER or name.startswith(RESOURCES_FINALIZER + "/") for name in names)
+    return any(name in CASCADING_FINALIZERS for name in names)
 
 
 def _options(spec: Mapping[str, Any]) -> list[str]:

@@ -1,0 +1,102 @@
+"""An entry's reason in words: what the model started from, what each app will do, and the verdict.
+
+The words come from the case and the verdict, never from a verdict of their own: a reason says what the
+search found (no order deletes it; which order deletes it; which app's tracking id some order leaves on it)
+and the facts it rested on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cmp.check.analysis.lifecycle.model import Actor, Case, Guard, Start
+from cmp.check.analysis.lifecycle.search import MAX_EVENTS, Verdict
+
+
+def reason(case: Case, verdict: Verdict, removal: str, before: Sequence[str]) -> str:
+    """The reason of an entry; `removal` is the `kubectl delete` that removes the object on purpose and
+    `before` the apps emitting it at the base revision."""
+    return "; ".join([*_facts(case, before), _verdict(case, verdict, removal)])
+
+
+def _facts(case: Case, before: Sequence[str]) -> list[str]:
+    facts = [_start(case.starts)]
+    for actor in case.actors:
+        if actor.removed:
+            facts.append(_removed(actor))
+        elif not actor.emits and actor.name in before:
+            facts.append(f"{actor.name} no longer emits it")
+    if case.emitters:
+        names = sorted(case.emitters)
+        facts.append(f"{_names(names)} {_verb(names, 'emits')} it now")
+    return facts
+
+
+def _start(starts: Sequence[Start]) -> str:
+    if len(starts) > 1:
+        trackers = [start.tracker or "" for start in starts]
+        return f"its tracking id names one of {_names(trackers, 'or')}, which all emitted it at the base revision"
+    start = starts[0]
+    if not start.exists:
+        return "no app emitted it at the base revision"
+    if start.said == "the live object":
+        tracked = f"names {start.tracker}" if start.tracker else "is none of this Argo CD's"
+        return f"the live object's tracking id {tracked}, and it {_guard(start.guard)}"
+    return f"its tracking id names {start.tracker}, and {start.said} {_guard(start.guard)}"
+
+
+def _guard(guard: Guard) -> str:
+    carried = [f"Prune={guard.prune}"] if guard.prune else []
+    carried += [f"Delete={guard.delete}"] if guard.delete else []
+    carried += ["helm.sh/resource-policy: keep"] if guard.keep else []
+    return f"carries {', '.join(carried)}" if carried else "has no Prune= or Delete= of its own"
+
+
+def _removed(actor: Actor) -> str:
+    if not actor.syncs:
+        now = "which no longer renders there, so it cannot sync"
+    elif actor.guessed:
+        now = "which check cannot render here"
+    else:
+        now = "which still emits it" if actor.emits else "which no longer emits it"
+    said = f"{actor.name} is gone from Git but keeps its last spec, read at the new revision, {now}"
+    if not actor.deleter:
+        return f"{said}; nothing deletes it: {actor.never}"
+    finalizer = "with the resources finalizer" if actor.cascade else "without the resources finalizer"
+    return f"{said}, until it is deleted ({actor.deleter}), {finalizer}"
+
+
+def _verdict(case: Case, verdict: Verdict, removal: str) -> str:
+    count = f"{verdict.events} event{'' if verdict.events == 1 else 's'}"
+    if verdict.too_large:
+        return (
+            f"the change has {count} for this object, more than check explores ({MAX_EVENTS}): it is not judged; "
+            "protect it before the change merges, or split the change"
+        )
+    if not verdict.safe:
+        if any(done.deletes for done in verdict.trace):
+            return f"an order of these {count} deletes it (the shortest is the trace)"
+        return (
+            f"no order of these {count} deletes it, but one ends with its tracking id naming "
+            f"{verdict.kept_by or 'no app'}, which does not emit it (the trace), so the apps that emit it stay OutOfSync"
+        )
+    notes = [*verdict.held, *verdict.overrides]
+    if not case.emitters:
+        said = f"no order of these {count} deletes it: it stays in the cluster, emitted by no app; to delete it on purpose: {removal}"
+    elif case.crd:
+        said = f"no order of these {count} deletes it (Argo CD never stamps a CRD with a tracking id)"
+    else:
+        names = sorted(case.emitters)
+        said = f"no order of these {count} deletes it, and every order ends with its tracking id naming {_names(names, 'or')}"
+    return "; ".join([said, *notes])
+
+
+def _names(apps: Sequence[str], last: str = "and") -> str:
+    if len(apps) < 2:
+        return ", ".join(apps)
+    return f"{', '.join(apps[:-1])} {last} {apps[-1]}"
+
+
+def _verb(apps: Sequence[str], verb: str) -> str:
+    """`verb` agreeing with one app or several (`emits` -> `emit`)."""
+    return verb if len(apps) == 1 else verb[:-1]
