@@ -3,8 +3,14 @@
 The revision's tree is read with `git archive` into a temporary folder, so the checkout, its index and
 its branches are never written, and rendered with the same options as the checkout. The paths given to
 check are taken at the same place inside that tree (a path the revision lacks adds nothing to its
-fleet). Every problem (not a Git repository, a revision it lacks, a shallow clone, an unreadable tree, a
+fleet), and so is every repository the checkout stands for: its own remotes, and each `--repo URL=DIR`
+whose DIR is `--repo-root` or inside it. Other mapped repositories are read as they are, and a note says
+so once. Every problem (not a Git repository, a revision it lacks, a shallow clone, an unreadable tree, a
 fleet that does not load there) is one error line naming the revision.
+
+An app the change removes is not gone from the cluster: its Application keeps syncing its last spec, which
+now reads the new revision, until something deletes it (ARGOCD.md). `last_specs` renders those specs at the
+checkout, so the lifecycle model knows what each emits meanwhile.
 """
 
 from __future__ import annotations
@@ -12,17 +18,24 @@ from __future__ import annotations
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cmp.check import rounds
 from cmp.check.analysis.claims import AppClaims
+from cmp.check.analysis.lifecycle import LastSpecs
 from cmp.check.fleet import inventory
+from cmp.check.fleet.applications import Application, Fleet, Skip
 from cmp.check.fleet.repos import Repositories, remotes_of
 from cmp.check.sources import renders
 from cmp.check.sources.plan import plan
+
+OUTSIDE_NOTE = (
+    "--base: --repo {url}={folder} is outside --repo-root, so its files are read as they are now at both "
+    "revisions: a change there is not seen"
+)
 
 GIT_TIMEOUT = 60.0  # an archive of a large repository takes a while; a hung git must not hang CI
 
@@ -141,9 +154,15 @@ class Base:
     apps: dict[str, AppClaims] = field(default_factory=dict)
     places: dict[str, int] = field(default_factory=dict)
     commit: str = ""
-    skipped: frozenset[str] = frozenset()  # apps with a source check did not render there
+    skipped: tuple[Skip, ...] = ()  # the sources check did not render there (a failed render among them)
     errors: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # said once on stderr
+
+    @property
+    def unrendered(self) -> frozenset[str]:
+        """The apps with a source not rendered at the revision."""
+        return frozenset(skip.app for skip in self.skipped)
 
 
 def at(revision: str, paths: Sequence[Path], settings: Settings) -> Base:
@@ -157,7 +176,8 @@ def at(revision: str, paths: Sequence[Path], settings: Settings) -> Base:
 
 
 def render(tree: Tree, revision: str, settings: Settings) -> Base:
-    repositories = Repositories.build(tree.root, remotes_of(settings.root), settings.mappings)
+    mappings, notes = at_revision(settings.mappings, settings.root, tree.root)
+    repositories = Repositories.build(tree.root, remotes_of(settings.root), mappings)
     how = settings.tree
     loaded = inventory.load(tree.paths, how.control_plane_namespace, repositories, how.clusters)
     if loaded.errors:
@@ -172,8 +192,57 @@ def render(tree: Tree, revision: str, settings: Settings) -> Base:
         return Base(errors=[relative(error, tree, revision) for error in found.errors], notices=notices)
     skipped = [*found.skipped, *found.unfetched, *found.failed]  # a failed render there: unsure, as skipped
     places = {app.name: place for place, app in enumerate(found.applications)}
-    unrendered = frozenset(skip.app for skip in skipped)
-    return Base(renders.claims_by_app(found.rendered, skipped), places, tree.commit, unrendered, notices=notices)
+    apps = renders.claims_by_app(found.rendered, skipped)
+    return Base(apps, places, tree.commit, tuple(skipped), notices=notices, notes=notes)
+
+
+def at_revision(
+    mappings: Sequence[tuple[str, Path]], root: Path, tree_root: Path
+) -> tuple[list[tuple[str, Path]], list[str]]:
+    """The --repo mappings for the revision: a folder that is --repo-root or inside it, at its place in the
+    revision's tree; any other as it is, with a note saying so."""
+    moved: list[tuple[str, Path]] = []
+    notes: list[str] = []
+    for url, folder in mappings:
+        try:
+            inside = folder.resolve().relative_to(root.resolve())
+        except ValueError:
+            moved.append((url, folder))
+            notes.append(OUTSIDE_NOTE.format(url=url, folder=folder))
+            continue
+        moved.append((url, tree_root / inside))
+    return moved, notes
+
+
+def last_specs(base: Base, current: Collection[str], settings: rounds.Settings) -> LastSpecs:
+    """The last specs of the apps the change removes (those at the revision the fleet lacks now), rendered
+    at the checkout: what each emits while its Application keeps syncing. An app whose source path is gone
+    there, or whose render fails, is one Argo CD cannot render either, so it cannot sync."""
+    removed = [result.app for name, result in base.apps.items() if name not in current]
+    stuck: dict[str, str] = {}
+    ready: list[Application] = []
+    for app in removed:
+        missing = [source for source in app.sources if _gone(source.path, source.chart, source.repo_url, settings)]
+        if missing:
+            stuck[app.name] = f"its source path {missing[0].path} is gone at the new revision"
+        else:
+            ready.append(replace(app, parent=None))
+    if not ready:
+        return LastSpecs({}, stuck)
+    with tempfile.TemporaryDirectory(prefix="chartshare-check-") as scratch:
+        found = rounds.render_tree(Fleet(ready), replace(settings, progress=None, scratch=Path(scratch)))
+    stuck.update((skip.app, skip.reason) for skip in found.failed)
+    rendered = renders.claims_by_app(found.rendered, [*found.skipped, *found.unfetched, *found.failed])
+    names = {app.name for app in ready}
+    return LastSpecs({name: result for name, result in rendered.items() if name in names and name not in stuck}, stuck)
+
+
+def _gone(path: str | None, chart: str | None, url: str, settings: rounds.Settings) -> bool:
+    """Whether a Git source's path is missing from the checkout its repoURL names."""
+    if path is None or chart:
+        return False
+    root = settings.repositories.checkout_of(url) or settings.repositories.root
+    return not (root / path.strip("/")).is_dir()
 
 
 def relative(text: str, tree: Tree, revision: str) -> str:

@@ -23,7 +23,7 @@ from cmp.check import base as base_fleet
 from cmp.check import rounds
 from cmp.check.analysis import conflicts, live
 from cmp.check.analysis.conflicts import Report
-from cmp.check.analysis.lifecycle import lifecycle
+from cmp.check.analysis.lifecycle import LastSpecs, lifecycle, unjudged
 from cmp.check.analysis.live import ANNOTATION_TRACKING, Tracking
 from cmp.check.fleet import applications, inventory
 from cmp.check.fleet.applications import Fleet, Skip
@@ -148,12 +148,15 @@ def check_fleet(
     if tree.errors:
         return Outcome(errors=tree.errors, notices=notices)
     skipped = [*tree.skipped, *tree.unfetched, *tree.failed]
-    found = None
+    found = last = None
     if base is not None:
         found = base_fleet.at(base, paths, base_fleet.Settings(root, installation.mappings(), settings))
         notices = list(dict.fromkeys([*notices, *found.notices]))
         if found.errors:
             return Outcome(errors=found.errors, notices=notices)
+        loaded.notes.update(found.notes)
+        current = {app.name for app in tree.applications} | {skip.app for skip in skipped}
+        last = base_fleet.last_specs(found, current, settings)
     if shard is not None:
         whole = Fleet(tree.applications, tree.skipped, notes=loaded.notes)
         own = [*tree.unfetched, *tree.failed]
@@ -168,13 +171,16 @@ def check_fleet(
             tracking=tracking,
             unfetched=own,
             base=found,
+            last=last,
         )
         return Outcome(document_text, notes=sorted(loaded.notes), notices=notices)
     apps = renders.claims_by_app(tree.rendered, skipped)
     report = conflicts.analyse(apps, skipped, live_objects, tracking)
     if found is not None:
-        unsure = found.skipped | {skip.app for skip in skipped}
-        report = replace(report, lifecycle=tuple(lifecycle(found.apps, apps, live_objects, tracking, unsure)))
+        unsure = found.unrendered | {skip.app for skip in skipped}
+        entries = lifecycle(found.apps, apps, live_objects, tracking, unsure, last or LastSpecs())
+        missing = unjudged(found.skipped, {*apps, *(skip.app for skip in skipped)})
+        report = replace(report, lifecycle=tuple(entries), unjudged=tuple(missing))
     text = formatted(report, output_format, raw)
     failed, skipped_apps = counts(report)
     notes = sorted(loaded.notes)
@@ -187,9 +193,10 @@ def failures(report: Report) -> int:
 
 
 def counts(report: Report) -> tuple[int, int]:
-    """What the exit status reads besides conflicts: apps whose render failed, and apps skipped (--strict)."""
+    """What the exit status reads besides conflicts: apps whose render failed, and apps skipped (--strict),
+    the deleted apps the lifecycle could not judge among them."""
     failed = {skip.app for skip in report.skipped if skip.reason.startswith(renders.RENDER_FAILED)}
-    return len(failed), len({skip.app for skip in report.skipped})
+    return len(failed), len({skip.app for skip in [*report.skipped, *report.unjudged]})
 
 
 def merge_claims(paths: Sequence[Path], *, output_format: str = "text") -> Outcome:
@@ -221,13 +228,15 @@ def claims_document(
     tracking: Tracking = ANNOTATION_TRACKING,
     unfetched: Sequence[Skip] = (),
     base: base_fleet.Base | None = None,
+    last: LastSpecs | None = None,
 ) -> str:
     """The shard's document: its apps' claims and own warnings, and the skipped sources and live objects
     that fall to it by the app they name (a live object without a tracking id matters to no shard).
     `unfetched` are the shard's own sources whose published chart the chart cache lacked (--offline):
     they are not the fleet's, as the shard fetches only the charts of its own apps. With `base` (--base),
     the document also carries the shard's apps at the base revision, and the live objects no app tracks
-    go to shard 1 (what no app tracks decides a lifecycle entry too)."""
+    go to shard 1 (what no app tracks decides a lifecycle entry too), and the last specs, rendered at the
+    checkout, of the shard's apps the change removes (`last`)."""
     skipped = [*loaded.skipped, *planned.skipped]
     apps = renders.claims_by_app(rendered, [*skipped, *unfetched])
     places = {app.name: place for place, app in enumerate(loaded.applications)}
@@ -245,7 +254,14 @@ def claims_document(
     at_base = None
     if base is not None:
         held = [(base.places[name], result) for name, result in base.apps.items()]
-        at_base = (base.commit, held, sorted(name for name in base.skipped if shard.holds(name)))
+        lasting = last or LastSpecs()
+        at_base = document.AtBase(
+            base.commit,
+            held,
+            [skip for skip in base.skipped if shard.holds(skip.app)],
+            [(base.places[name], result) for name, result in lasting.rendered.items()],
+            sorted(lasting.stuck.items()),
+        )
     return document.write(
         document.Header(Path("-"), document.VERSION, __version__, fleet, shard, raw, tracking, notes),
         [(places[name], result) for name, result in apps.items()],

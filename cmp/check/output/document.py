@@ -45,7 +45,7 @@ from cmp.check.sources.plan import Job
 from cmp.model import ClusterResourceId
 
 FORMAT = "chartshare-check-claims"
-VERSION = 1
+VERSION = 2
 _MAX_BYTES = 4 << 30  # a claims document past this is not one a shard wrote
 
 
@@ -72,8 +72,20 @@ class Part:
     warnings: list[Finding]
     skipped: list[Skip]
     live: list[tuple[int, dict[str, Any]]] | None  # (place among the live objects, object); None: no --live
-    base: list[tuple[int, AppClaims]] | None = None  # the shard's apps at the --base revision; None: no --base
-    base_skipped: tuple[str, ...] = ()  # the shard's apps with a source not rendered at the --base revision
+    base: AtBase | None = None  # the shard's apps at the --base revision; None: no --base
+
+
+@dataclass(frozen=True, slots=True)
+class AtBase:
+    """What a shard's document holds of the --base revision: its commit, the shard's apps there and their
+    sources not rendered there, and the last specs of the shard's apps the change removes, rendered at the
+    new revision (or why Argo CD cannot render them there)."""
+
+    commit: str
+    apps: Sequence[tuple[int, AppClaims]]
+    skipped: Sequence[Skip]
+    last: Sequence[tuple[int, AppClaims]] = ()
+    stuck: Sequence[tuple[str, str]] = ()
 
 
 def fleet_digest(
@@ -107,10 +119,9 @@ def write(
     warnings: Sequence[Finding],
     skipped: Sequence[Skip],
     live: Sequence[tuple[int, Mapping[str, Any]]] | None,
-    base: tuple[str, Sequence[tuple[int, AppClaims]], Sequence[str]] | None = None,
+    base: AtBase | None = None,
 ) -> str:
-    """The document, one line of JSON; `base` is (commit, apps, apps not rendered whole) at the --base
-    revision."""
+    """The document, one line of JSON."""
     payload = {
         "format": FORMAT,
         "version": VERSION,
@@ -127,9 +138,11 @@ def write(
     }
     if base is not None:
         payload["base"] = {
-            "commit": base[0],
-            "applications": [_app_entry(place, result) for place, result in base[1]],
-            "skipped": list(base[2]),
+            "commit": base.commit,
+            "applications": [_app_entry(place, result) for place, result in base.apps],
+            "skipped": [{"app": skip.app, "reason": skip.reason} for skip in base.skipped],
+            "last": [_app_entry(place, result) for place, result in base.last],
+            "stuck": [{"app": app, "reason": why} for app, why in base.stuck],
         }
     return dumps(payload) + "\n"
 
@@ -177,24 +190,29 @@ def read(path: Path) -> Part:
     live: list[tuple[int, dict[str, Any]]] | None = None
     if payload.get("live") is not None:
         live = [_live(entry, f"live[{n}]") for n, entry in enumerate(list_at(payload, "live", ""))]
-    base: list[tuple[int, AppClaims]] | None = None
-    base_skipped: tuple[str, ...] = ()
+    base: AtBase | None = None
     if payload.get("base") is not None:
         at_base = dict_at(payload, "base", "")
-        base = [
-            _app(entry, f"base.applications[{n}]") for n, entry in enumerate(list_at(at_base, "applications", "base"))
-        ]
-        base_skipped = tuple(str(name) for name in list_at(at_base, "skipped", "base"))
-    return Part(header, apps, warnings, skipped, live, base, base_skipped)
+        listed = list_at(at_base, "applications", "base")
+        base = AtBase(
+            str_at(at_base, "commit", "base"),
+            [_app(entry, f"base.applications[{n}]") for n, entry in enumerate(listed)],
+            [_skip(entry, f"base.skipped[{n}]") for n, entry in enumerate(list_at(at_base, "skipped", "base"))],
+            [_app(entry, f"base.last[{n}]") for n, entry in enumerate(list_at(at_base, "last", "base"))],
+            [
+                (str_at(entry, "app", f"base.stuck[{n}]"), str_at(entry, "reason", f"base.stuck[{n}]"))
+                for n, entry in enumerate(list_at(at_base, "stuck", "base"))
+            ],
+        )
+    return Part(header, apps, warnings, skipped, live, base)
 
 
-def fill(path: Path, apps: Mapping[str, AppClaims], wanted: set[ClusterResourceId], *, base: bool = False) -> None:
-    """Put the objects of the `wanted` claims of a document's apps (with `base`, its apps at the --base
-    revision) into `apps` (read by `read` before)."""
+def fill(path: Path, apps: Mapping[str, AppClaims], wanted: set[ClusterResourceId], *, section: str = "") -> None:
+    """Put the objects of the `wanted` claims of a document's apps into `apps` (read by `read` before):
+    its apps, or with `section` its apps at the --base revision ("applications") or their last specs ("last")."""
     payload = _load(path)
-    entries = (
-        list_at(dict_at(payload, "base", ""), "applications", "base") if base else list_at(payload, "applications", "")
-    )
+    held = dict_at(payload, "base", "") if section else payload
+    entries = list_at(held, section or "applications", "base" if section else "")
     for entry in entries:
         result = apps.get(str_at(entry, "name", "applications[]"))
         if result is None:
@@ -281,6 +299,11 @@ def _lifetime(entry: Any, where: str) -> Lifetime:
         bool_at(given, "fail_on_shared", here),
         str_at(given, "appset", here),
         str_at(given, "appset_keeps", here),
+        str_at(given, "prune", here),
+        str_at(given, "delete", here),
+        bool_at(given, "automated", here),
+        bool_at(given, "auto_prune", here),
+        str_at(given, "own_prune", here),
     )
 
 

@@ -50,7 +50,9 @@ def to_json(report: Report) -> str:
                 "safe": e.safe,
                 "reason": e.reason,
                 "fix": e.fix,
+                "trace": [{"app": step.app, "action": step.action, "effect": step.effect} for step in e.trace],
             }
             for e in report.lifecycle
         ]
+        payload["unjudged"] = [{"app": s.app, "reason": s.reason} for s in report.unjudged]
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

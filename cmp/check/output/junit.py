@@ -13,7 +13,7 @@ from xml.etree import ElementTree
 
 from cmp.check.analysis.conflicts import AppRow, Conflict, Report
 from cmp.check.analysis.lifecycle import Entry, unsafe_apps
-from cmp.check.output.text_report import lifecycle_head, suggestion, summary, warning_lines
+from cmp.check.output.text_report import lifecycle_head, suggestion, summary, trace_lines, warning_lines
 
 SUITE = "chartshare check"
 # What XML 1.0 cannot hold, not even escaped (a chart's values can carry it into a message).
@@ -34,6 +34,8 @@ def to_junit(report: Report, *, raw: bool = False) -> str:
         notes.setdefault(app, []).extend(["WARNINGS", *warning_lines(list(warnings))])
     for skip in report.skipped:
         notes.setdefault(skip.app, []).append(f"SKIPPED {skip.reason}")
+    for skip in report.unjudged:
+        notes.setdefault(skip.app, []).append(f"UNJUDGED {skip.reason}")
     for risk in report.prune_risks or ():
         notes.setdefault(risk.app, []).append(f"PRUNE RISK {risk.id} on its next sync with prune; first: {risk.fix}")
     for entry in report.lifecycle or ():
@@ -49,7 +51,7 @@ def to_junit(report: Report, *, raw: bool = False) -> str:
         case = _element("testcase", {"name": row.name, "classname": row.cluster})
         for entry in unsafe.get(row.name, []):
             failure = _element("failure", {"type": "lifecycle", "message": lifecycle_head(entry)}, case)
-            failure.text = _xml_text(f"{entry.reason}\nfix: {entry.fix}")
+            failure.text = _xml_text("\n".join([entry.reason, *trace_lines(entry), f"fix: {entry.fix}"]))
         for conflict in conflicts.get(row.name, []):
             others = ", ".join(app for app in conflict.apps if app != row.name)
             failure = _element(

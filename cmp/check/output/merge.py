@@ -19,7 +19,7 @@ from cmp.check.analysis import conflicts
 from cmp.check.analysis.claims import AppClaims
 from cmp.check.analysis.claims_json import NotClaims
 from cmp.check.analysis.conflicts import Report
-from cmp.check.analysis.lifecycle import changed_ids, lifecycle
+from cmp.check.analysis.lifecycle import LastSpecs, changed_ids, lifecycle, unjudged
 from cmp.check.output import document
 from cmp.check.output.document import Header, Part
 
@@ -74,34 +74,71 @@ def merge(paths: Sequence[Path]) -> Merged:
         parts[0].header.tracking,
     )
     if parts[0].base is not None:
-        unsure = {name for part in parts for name in (*part.base_skipped, *(skip.app for skip in part.skipped))}
-        before, refused = _base(parts, apps, unsure)
+        skipped = [skip for part in parts for skip in part.skipped]
+        base_skipped = [skip for part in parts for skip in (part.base.skipped if part.base else ())]
+        unsure = {skip.app for skip in [*base_skipped, *skipped]}
+        before, refused = _collected(parts, "applications")
+        last, also = _collected(parts, "last")
+        refused = refused or also
         if refused:
             return Merged(errors=[refused])
-        entries = lifecycle(before, apps, live_objects, parts[0].header.tracking, unsure)
-        report = replace(report, lifecycle=tuple(entries))
+        wanted = changed_ids(before, apps, unsure)
+        refused = _filled(parts, wanted, before, last, apps)
+        if refused:
+            return Merged(errors=[refused])
+        stuck = dict(entry for part in parts for entry in (part.base.stuck if part.base else ()))
+        entries = lifecycle(before, apps, live_objects, parts[0].header.tracking, unsure, LastSpecs(last, stuck))
+        missing = unjudged(base_skipped, {*apps, *(skip.app for skip in skipped)})
+        report = replace(report, lifecycle=tuple(entries), unjudged=tuple(missing))
     return Merged(report, parts[0].header.raw, notes=parts[0].header.notes)
 
 
-def _base(parts: Sequence[Part], apps: Mapping[str, AppClaims], unsure: set[str]) -> tuple[dict[str, AppClaims], str]:
-    """The apps at the --base revision, with the objects of those whose emitters changed; or the problem."""
-    before: dict[str, AppClaims] = {}
+def _collected(parts: Sequence[Part], section: str) -> tuple[dict[str, AppClaims], str]:
+    """The apps of one --base section of every document (its apps at the revision, or the last specs of
+    the apps it removes), in the fleet's order; or the problem."""
+    found: dict[str, AppClaims] = {}
     held: dict[str, Path] = {}
     placed = sorted(
-        ((place, part.header.path, result) for part in parts for place, result in part.base or ()), key=_first
+        ((place, part.header.path, result) for part in parts for place, result in _section(part, section)),
+        key=_first,
     )
     for _, path, result in placed:
-        if result.app.name in before:
+        if result.app.name in found:
             return {}, f"{path}: app {result.app.name} at the base revision is in {held[result.app.name]} too"
-        before[result.app.name], held[result.app.name] = result, path
-    wanted = changed_ids(before, apps, unsure)
+        found[result.app.name], held[result.app.name] = result, path
+    return found, ""
+
+
+def _section(part: Part, section: str) -> Sequence[tuple[int, AppClaims]]:
+    if part.base is None:
+        return ()
+    return part.base.apps if section == "applications" else part.base.last
+
+
+def _filled(
+    parts: Sequence[Part],
+    wanted: set[Any],
+    before: Mapping[str, AppClaims],
+    last: Mapping[str, AppClaims],
+    apps: Mapping[str, AppClaims],
+) -> str:
+    """Read the objects the lifecycle compares (of the objects whose emitters changed): every app's at the
+    base revision and now, and the removed apps' last specs; "" or the problem."""
+    if not wanted:
+        return ""
     for part in parts:
-        if wanted and any(_claims_any(result, wanted) for _, result in part.base or ()):
-            try:
-                document.fill(part.header.path, before, wanted, base=True)
-            except NotClaims as problem:
-                return {}, f"{part.header.path}: {problem}"
-    return before, ""
+        sections = [
+            ("applications", before, _section(part, "applications")),
+            ("last", last, _section(part, "last")),
+            ("", apps, part.apps),
+        ]
+        for section, into, held in sections:
+            if any(_claims_any(result, wanted) for _, result in held):
+                try:
+                    document.fill(part.header.path, into, wanted, section=section)
+                except NotClaims as problem:
+                    return f"{part.header.path}: {problem}"
+    return ""
 
 
 def _first(entry: tuple[Any, ...]) -> int:

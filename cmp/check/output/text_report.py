@@ -50,8 +50,13 @@ def to_text(report: Report, *, raw: bool = False) -> str:
             for entry in entries:
                 lines.append(f"  {lifecycle_head(entry)}")
                 lines.append(f"    {entry.reason}")
+                lines += [f"    {line}" for line in trace_lines(entry)]
                 if entry.fix:
                     lines.append(f"    fix: {entry.fix}")
+        lines.append("")
+    if report.unjudged:
+        lines.append("UNJUDGED (apps the change deletes that check did not render at the base revision)")
+        lines += [f"  {skip.app}: {skip.reason}" for skip in report.unjudged]
         lines.append("")
     lines.append(summary(report, raw))
     return "\n".join(lines) + "\n"
@@ -164,8 +169,15 @@ def summary(report: Report, raw: bool) -> str:
         unsafe = sum(1 for entry in report.lifecycle if not entry.safe)
         listed = len(report.lifecycle)
         parts.append(f"{listed} lifecycle {'entry' if listed == 1 else 'entries'} ({unsafe} unsafe)")
+        if report.unjudged:
+            parts.append(f"{len(report.unjudged)} unjudged")
     mode = " (--raw: chartshare.yaml rules ignored)" if raw else ""
     return f"chartshare check{mode}: {', '.join(parts)}"
+
+
+def trace_lines(entry: Entry) -> list[str]:
+    """The order that breaks an unsafe entry, one numbered step per line."""
+    return [f"{number}. {step.app} {step.effect}" for number, step in enumerate(entry.trace, 1)]
 
 
 def lifecycle_head(entry: Entry) -> str:

@@ -24,6 +24,7 @@ from cmp.check.fleet.applications import Skip
 from cmp.model import ClusterResourceId, ResourceId, split_api_version
 
 EVENTS = ("hand-over", "orphaned", "app-deleted")
+NO_LAST_SPECS = LastSpecs()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,7 @@ def lifecycle(
     live_objects: Sequence[Mapping[str, Any]] | None = None,
     how: Tracking = ANNOTATION_TRACKING,
     unsure: Collection[str] = (),
-    last: LastSpecs = LastSpecs(),
+    last: LastSpecs = NO_LAST_SPECS,
 ) -> list[Entry]:
     """The entries, sorted by object. An object whose change involves an app that did not render whole at
     either revision (incomplete, or named in `unsure`: skipped sources) is left out, and so is one whose
@@ -67,7 +68,8 @@ def lifecycle(
         verdict = explore(case)
         if not verdict.safe and key not in rendered_now:
             continue  # an ordinary removal: no app renders it any more, and the change deletes it
-        gone = any(app not in after for app in was) or (found is not None and found[0] in before and found[0] not in after)
+        tracker = found[0] if found is not None else ""
+        gone = any(app not in after for app in was) or (tracker in before and tracker not in after)
         event = "app-deleted" if gone else "orphaned" if not now else "hand-over"
         fix = None
         if not verdict.safe and not verdict.too_large:

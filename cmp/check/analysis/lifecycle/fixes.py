@@ -24,6 +24,7 @@ from cmp.check.analysis.live import Tracking
 from cmp.model import ClusterResourceId
 
 KINDS = ("order", "protect", "orphan", "release")
+PROTECTION = ("Prune=false", "Delete=false")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,7 @@ def candidates(case: Case) -> dict[str, list[Fix]]:
     found: dict[str, list[Fix]] = {kind: [] for kind in KINDS}
     found["order"] = [Fix("order", (name,)) for name in sorted(case.emitters) if _orderable(case, name)]
     if exists:
-        found["protect"] = [Fix("protect", options=("Prune=false",)), Fix("protect", options=("Prune=false", "Delete=false"))]
+        found["protect"] = [Fix("protect", options=options) for options in (("Prune=false",), PROTECTION)]
         found["release"] = [Fix("release", options=("Prune=false",))]
     singles = [Fix("orphan", (actor.name,)) for actor in present]
     found["orphan"] = singles + ([Fix("orphan", tuple(actor.name for actor in present))] if len(present) > 1 else [])
@@ -64,7 +65,7 @@ def candidates(case: Case) -> dict[str, list[Fix]]:
 def smallest(case: Case) -> list[list[Fix]]:
     """The working fixes: each kind's smallest that works alone, or the first combination that works."""
     found = candidates(case)
-    alone = []
+    alone: list[list[Fix]] = []
     for kind in KINDS:
         working = next((fix for fix in found[kind] if explore(applied(case, [fix])).safe), None)
         if working is not None and not (kind == "release" and alone):
@@ -109,8 +110,8 @@ def said(
     parts = []
     for fix in fixes:
         if fix.kind == "order":
-            others = sorted({event.app for event in events(case)} - {fix.apps[0]})
-            parts.append(f"sync {fix.apps[0]} first (argocd app sync {shlex.quote(fix.apps[0])}), then {', '.join(others)}")
+            first, others = fix.apps[0], sorted({event.app for event in events(case)} - {fix.apps[0]})
+            parts.append(f"sync {first} first (argocd app sync {shlex.quote(first)}), then {', '.join(others)}")
         elif fix.kind == "protect":
             parts.append(
                 f"{annotate(key, live_object, fix.options)} before the change merges (or protect it in a commit of "

@@ -155,7 +155,7 @@ def _syncs(actor: Actor) -> str:
 def _apply(case: Case, state: State, actor: Actor) -> tuple[State, Step]:
     other = state.tracker not in (None, actor.name)
     if actor.fail_on_shared and state.exists and other:
-        effect = f"{_syncs(actor)} and fails: FailOnSharedResource=true, and the tracking id on it names {state.tracker}"
+        effect = f"{_syncs(actor)} and fails: FailOnSharedResource=true, and the tracking id names {state.tracker}"
         return state, Step(actor.name, "sync", effect)
     tracker = None if case.crd else actor.name
     after = replace(state, exists=True, tracker=tracker, guard=case.hand.over(actor.copy))
@@ -193,7 +193,8 @@ def _delete(case: Case, state: State, actor: Actor) -> tuple[State, Step]:
     after = replace(state, gone=state.gone | {actor.name})
     deleted = f"is deleted ({actor.deleter})"
     if not actor.cascade:
-        return after, Step(actor.name, "delete", f"{deleted}: without the resources finalizer it deletes none of its objects")
+        effect = f"{deleted}: without the resources finalizer it deletes none of its objects"
+        return after, Step(actor.name, "delete", effect)
     if not state.exists or state.tracker != actor.name:
         on = f"names {state.tracker}" if state.tracker else "names no app"
         effect = f"{deleted}: its resources finalizer deletes what it tracks, and the tracking id on this one {on}"

@@ -78,17 +78,16 @@ def _verdict(case: Case, verdict: Verdict, removal: str) -> str:
             return f"an order of these {count} deletes it (the shortest is the trace)"
         return (
             f"no order of these {count} deletes it, but one ends with its tracking id naming "
-            f"{verdict.kept_by or 'no app'}, which does not emit it (the trace), so the apps that emit it stay OutOfSync"
+            f"{verdict.kept_by or 'no app'}, which does not emit it (the trace): the apps that emit it stay OutOfSync"
         )
-    notes = [*verdict.held, *verdict.overrides]
+    said = f"no order of these {count} deletes it"
     if not case.emitters:
-        said = f"no order of these {count} deletes it: it stays in the cluster, emitted by no app; to delete it on purpose: {removal}"
+        said += f": it stays in the cluster, emitted by no app; to delete it on purpose: {removal}"
     elif case.crd:
-        said = f"no order of these {count} deletes it (Argo CD never stamps a CRD with a tracking id)"
+        said += " (Argo CD never stamps a CRD with a tracking id)"
     else:
-        names = sorted(case.emitters)
-        said = f"no order of these {count} deletes it, and every order ends with its tracking id naming {_names(names, 'or')}"
-    return "; ".join([said, *notes])
+        said += f", and every order ends with its tracking id naming {_names(sorted(case.emitters), 'or')}"
+    return "; ".join([said, *verdict.held, *verdict.overrides])
 
 
 def _names(apps: Sequence[str], last: str = "and") -> str:
