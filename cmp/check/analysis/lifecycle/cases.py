@@ -75,13 +75,16 @@ def case_of(
 def _starts(
     key: ClusterResourceId, before: Mapping[str, AppClaims], live_object: Mapping[str, Any] | None, how: Tracking
 ) -> tuple[Start, ...]:
-    """The live object as it is, or, without it, each base emitter's copy as the object it last applied."""
+    """The live object as it is, or, without it, each base emitter's copy as the object it last applied
+    (a CRD untracked: Argo CD never stamps one)."""
     if live_object is not None:
         found = tracking(live_object, how)
         return (Start(True, found[0] if found else None, guard(live_object), "the live object"),)
     copies = sorted((name, result.emitted[key]) for name, result in before.items() if key in result.emitted)
     if not copies:
         return (Start(False, None, Guard()),)
+    if is_crd(key):  # never stamped: no app's tracking id is on it
+        return (Start(True, None, guard(copies[0][1].obj), f"{copies[0][0]}'s copy at the base revision"),)
     return tuple(Start(True, name, guard(claim.obj), f"{name}'s copy at the base revision") for name, claim in copies)
 
 

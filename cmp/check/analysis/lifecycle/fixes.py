@@ -111,7 +111,8 @@ def said(
     for fix in fixes:
         if fix.kind == "order":
             first, others = fix.apps[0], sorted({event.app for event in events(case)} - {fix.apps[0]})
-            parts.append(f"sync {first} first (argocd app sync {shlex.quote(first)}), then {', '.join(others)}")
+            command = f"argocd app sync {shlex.quote(first)}"
+            parts.append(f"sync {first} first ({command}), before syncing or deleting {', '.join(others)}")
         elif fix.kind == "protect":
             parts.append(
                 f"{annotate(key, live_object, fix.options)} before the change merges (or protect it in a commit of "

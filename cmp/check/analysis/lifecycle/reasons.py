@@ -35,14 +35,16 @@ def _facts(case: Case, before: Sequence[str]) -> list[str]:
 def _start(starts: Sequence[Start]) -> str:
     if len(starts) > 1:
         trackers = [start.tracker or "" for start in starts]
-        return f"its tracking id names one of {_names(trackers, 'or')}, which all emitted it at the base revision"
+        every = "both" if len(trackers) == 2 else "all"
+        return f"its tracking id names {_names(trackers, 'or')}, which {every} emitted it at the base revision"
     start = starts[0]
     if not start.exists:
         return "no app emitted it at the base revision"
     if start.said == "the live object":
         tracked = f"names {start.tracker}" if start.tracker else "is none of this Argo CD's"
         return f"the live object's tracking id {tracked}, and it {_guard(start.guard)}"
-    return f"its tracking id names {start.tracker}, and {start.said} {_guard(start.guard)}"
+    tracked = f"its tracking id names {start.tracker}" if start.tracker else "it carries no tracking id"
+    return f"{tracked}, and {start.said} {_guard(start.guard)}"
 
 
 def _guard(guard: Guard) -> str:
@@ -54,12 +56,20 @@ def _guard(guard: Guard) -> str:
 
 def _removed(actor: Actor) -> str:
     if not actor.syncs:
-        now = "which no longer renders there, so it cannot sync"
+        said = (
+            f"{actor.name} is gone from Git, and its last spec does not render at the new revision, so it cannot sync"
+        )
     elif actor.guessed:
-        now = "which check cannot render here"
+        said = (
+            f"{actor.name} is gone from Git, but its Application keeps syncing its last spec, which check cannot "
+            "render at the new revision (the model tries it both emitting it and not)"
+        )
     else:
-        now = "which still emits it" if actor.emits else "which no longer emits it"
-    said = f"{actor.name} is gone from Git but keeps its last spec, read at the new revision, {now}"
+        emits = "still emits" if actor.emits else "no longer emits"
+        said = (
+            f"{actor.name} is gone from Git, but its Application keeps syncing its last spec, which {emits} it at the "
+            "new revision"
+        )
     if not actor.deleter:
         return f"{said}; nothing deletes it: {actor.never}"
     finalizer = "with the resources finalizer" if actor.cascade else "without the resources finalizer"
@@ -75,12 +85,12 @@ def _verdict(case: Case, verdict: Verdict, removal: str) -> str:
         )
     if not verdict.safe:
         if any(done.deletes for done in verdict.trace):
-            return f"an order of these {count} deletes it (the shortest is the trace)"
+            return f"an order of the change's {count} deletes it (the trace is the shortest)"
         return (
-            f"no order of these {count} deletes it, but one ends with its tracking id naming "
+            f"no order of the change's {count} deletes it, but one ends with its tracking id naming "
             f"{verdict.kept_by or 'no app'}, which does not emit it (the trace): the apps that emit it stay OutOfSync"
         )
-    said = f"no order of these {count} deletes it"
+    said = f"no order of the change's {count} deletes it"
     if not case.emitters:
         said += f": it stays in the cluster, emitted by no app; to delete it on purpose: {removal}"
     elif case.crd:
