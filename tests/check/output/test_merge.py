@@ -12,6 +12,7 @@ from fleet_builders import app, claim, path_with_kubectl, rendered
 
 from cmp.check import command
 from cmp.check.fleet.applications import Fleet, Skip
+from cmp.check.output.document import VERSION
 from cmp.check.output.shards import Shard
 from cmp.check.sources.plan import Plan
 from cmp.check.sources.renders import Rendered
@@ -71,8 +72,8 @@ def test_a_shard_prints_a_versioned_claims_document_of_its_own_apps(tmp_path: Pa
     env = {"CHARTSHARE_HELM": helm}
     documents = [json.loads(path.read_text()) for path in _shards(tmp_path, EXAMPLE, 2, env, ROOT)]
     assert [(d["format"], d["version"], d["shard"]) for d in documents] == [
-        ("chartshare-check-claims", 1, {"index": 1, "count": 2}),
-        ("chartshare-check-claims", 1, {"index": 2, "count": 2}),
+        ("chartshare-check-claims", VERSION, {"index": 1, "count": 2}),
+        ("chartshare-check-claims", VERSION, {"index": 2, "count": 2}),
     ]
     assert documents[0]["fleet"] == documents[1]["fleet"]
     names = [[entry["name"] for entry in d["applications"]] for d in documents]
@@ -152,7 +153,7 @@ def test_a_file_that_is_not_a_claims_document_is_refused_saying_what_it_is_not(t
     text.write_text("chartshare check: 1 application, 0 conflicts, 0 warnings, 0 skipped\n")
     other = tmp_path / "other.json"
     other.write_text('{"applications": []}')
-    newer = _edited(_write(tmp_path, fleet, Shard(1, 1), "newer.json"), version=2)
+    newer = _edited(_write(tmp_path, fleet, Shard(1, 1), "newer.json"), version=VERSION + 1)
     broken = _edited(_write(tmp_path, fleet, Shard(1, 1), "broken.json"), applications=[{"name": "a"}])
     cut = tmp_path / "cut.json"
     cut.write_bytes(good.read_bytes()[:100])
@@ -160,7 +161,7 @@ def test_a_file_that_is_not_a_claims_document_is_refused_saying_what_it_is_not(t
     assert problems == [
         f"{text}: not JSON: a claims document is what `chartshare check --shard I/N` prints on stdout",
         f"{other}: not a claims document (what `chartshare check --shard I/N` prints on stdout)",
-        f"{newer}: claims document version 2; this chartshare (0.1.0) reads version 1",
+        f"{newer}: claims document version {VERSION + 1}; this chartshare (0.1.0) reads version {VERSION}",
         f"{broken}: applications[0].origin must be a string",
         f"{cut}: not JSON: a claims document is what `chartshare check --shard I/N` prints on stdout",
         f"{tmp_path / 'absent.json'}: cannot read: No such file or directory",
