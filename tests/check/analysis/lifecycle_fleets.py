@@ -17,7 +17,8 @@ NAMESPACE = ClusterResourceId(CLUSTER, "", "Namespace", "", "team")
 ROLE = ClusterResourceId(CLUSTER, "rbac.authorization.k8s.io", "ClusterRole", "", "reader")
 CRD = ClusterResourceId(CLUSTER, "apiextensions.k8s.io", "CustomResourceDefinition", "", "widgets.example.io")
 CONFIGMAP = ClusterResourceId(CLUSTER, "", "ConfigMap", "team", "settings")
-KEEP = "helm.sh/resource-policy: keep"  # in `options`: the copy carries helm's keep policy too
+KEEP = "helm.sh/resource-policy: keep"
+AUTOMATED = Lifetime(automated=True, auto_prune=True)  # in `options`: the copy carries helm's keep policy too
 
 
 def obj(key: ClusterResourceId, options: str = "", tracker: str | None = None) -> dict[str, Any]:
@@ -46,7 +47,7 @@ class App:
     base: dict[ClusterResourceId, str] | None = field(default_factory=dict)
     now: dict[ClusterResourceId, str] | None = field(default_factory=dict)
     last: dict[ClusterResourceId, str] | str | None = None
-    lifetime: Lifetime = Lifetime(automated=True, auto_prune=True)
+    lifetime: Lifetime = AUTOMATED
     now_lifetime: Lifetime | None = None  # its spec at the new revision, when it differs
     parent: str | None = None
 
@@ -63,13 +64,9 @@ def claims(app: App, rendered: dict[ClusterResourceId, str], lifetime: Lifetime)
 def fleets(apps: list[App]) -> tuple[dict[str, AppClaims], dict[str, AppClaims], LastSpecs]:
     """The apps at the base revision, now, and the removed apps' last specs."""
     before = {app.name: claims(app, app.base, app.lifetime) for app in apps if app.base is not None}
-    after = {
-        app.name: claims(app, app.now, app.now_lifetime or app.lifetime) for app in apps if app.now is not None
-    }
+    after = {app.name: claims(app, app.now, app.now_lifetime or app.lifetime) for app in apps if app.now is not None}
     rendered = {
-        app.name: claims(app, app.last, app.lifetime)
-        for app in apps
-        if app.now is None and isinstance(app.last, dict)
+        app.name: claims(app, app.last, app.lifetime) for app in apps if app.now is None and isinstance(app.last, dict)
     }
     stuck = {app.name: "its source path is gone" for app in apps if app.now is None and app.last == "stuck"}
     return before, after, LastSpecs(rendered, stuck)

@@ -138,7 +138,11 @@ ROWS = [
         [
             App("p", {}, {}),
             *removed(
-                "c", "b", {ROLE: "strip"}, copy="Prune=false", lifetime=Lifetime(finalizer=True, own_prune="false"),
+                "c",
+                "b",
+                {ROLE: "strip"},
+                copy="Prune=false",
+                lifetime=Lifetime(finalizer=True, own_prune="false"),
                 parent="p",
             ),
         ],
@@ -150,7 +154,10 @@ ROWS = [
         Row(
             f"appset-element-removed-{policy}",
             removed(
-                "s1", "b", {ROLE: "strip"}, copy="Prune=false",
+                "s1",
+                "b",
+                {ROLE: "strip"},
+                copy="Prune=false",
                 lifetime=Lifetime(finalizer=True, appset="set", appset_keeps=keeps),
             ),
             safe,
@@ -169,8 +176,13 @@ ROWS = [
     Row(
         "appset-create-only-keeps-an-emitter",
         [
-            App("s1", {ROLE: "emit:Prune=false"}, None, last={ROLE: "emit:Prune=false"},
-                lifetime=Lifetime(appset="set", appset_keeps="create-only", automated=True)),
+            App(
+                "s1",
+                {ROLE: "emit:Prune=false"},
+                None,
+                last={ROLE: "emit:Prune=false"},
+                lifetime=Lifetime(appset="set", appset_keeps="create-only", automated=True),
+            ),
             App("b", {ROLE: "strip"}, {ROLE: "emit"}),
         ],
         False,
@@ -189,8 +201,13 @@ ROWS = [
     Row(
         "app-level-prune-false-added-by-the-change",
         [
-            App("a", {ROLE: "emit"}, {ROLE: "strip"}, lifetime=AUTO,
-                now_lifetime=Lifetime(prune="false", automated=True, auto_prune=True)),
+            App(
+                "a",
+                {ROLE: "emit"},
+                {ROLE: "strip"},
+                lifetime=AUTO,
+                now_lifetime=Lifetime(prune="false", automated=True, auto_prune=True),
+            ),
             App("b", {ROLE: "strip"}, {ROLE: "emit"}),
         ],
         False,
@@ -237,8 +254,12 @@ ROWS = [
         "fail-on-shared",
         [
             App("a", {NAMESPACE: "emit:Prune=false"}, {NAMESPACE: "strip"}),
-            App("b", {NAMESPACE: "strip"}, {NAMESPACE: "emit"},
-                lifetime=Lifetime(fail_on_shared=True, automated=True, auto_prune=True)),
+            App(
+                "b",
+                {NAMESPACE: "strip"},
+                {NAMESPACE: "emit"},
+                lifetime=Lifetime(fail_on_shared=True, automated=True, auto_prune=True),
+            ),
         ],
         False,
         "controller/sync.go: FailOnSharedResource=true fails the sync while hasSharedResourceCondition",
