@@ -175,14 +175,10 @@ def test_a_mapped_repository_outside_the_root_is_read_as_it_is_and_said_once(tmp
 def test_a_deleted_app_check_did_not_render_at_the_base_is_listed_unjudged(tmp_path: Path, helm: str) -> None:
     repo = tmp_path / "repo"
     shutil.copytree(FLEET, repo)
-    published = (
-        (repo / "argocd" / "c.yaml")
-        .read_text()
-        .replace(
-            "    repoURL: https://git.example.com/fleet.git\n    path: apps/shared\n    plugin: {name: chartshare-v1}\n",
-            "    repoURL: https://charts.example.com\n    chart: shared\n    targetRevision: 0.1.0\n",
-        )
-    )
+    source = "    repoURL: https://git.example.com/fleet.git\n    path: apps/shared\n"
+    chart = "    repoURL: https://charts.example.com\n    chart: shared\n    targetRevision: 0.1.0\n"
+    text = (repo / "argocd" / "c.yaml").read_text()
+    published = text.replace(source, chart).replace("    plugin: {name: chartshare-v1}\n", "")
     (repo / "argocd" / "c.yaml").write_text(published)
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")

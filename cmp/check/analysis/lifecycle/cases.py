@@ -9,7 +9,9 @@ both revisions have it (its Application may be updated before or after it syncs)
 finalizers, its syncOptions, and what deletes it (ARGOCD.md "Deleting an Application"): its parent's sync
 with prune (unless the parent's copy of it, or the parent, carries `Prune=false|confirm`), its
 ApplicationSet (unless `applicationsSync` is `create-only` or `create-update`: applicationset
-`AllowDelete`), or a person for an Application read from a file.
+`AllowDelete`), or a person for an Application read from a file. A removed app whose last spec check
+could not render here is tried both emitting and not emitting each object it rendered at the base
+revision (its copy, unknown, with no annotations of its own), and taken not to render any other.
 """
 
 from __future__ import annotations
