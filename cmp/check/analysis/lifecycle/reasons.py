@@ -57,7 +57,8 @@ def _guard(guard: Guard) -> str:
 def _removed(actor: Actor) -> str:
     if not actor.syncs:
         said = (
-            f"{actor.name} is gone from Git, and its last spec does not render at the new revision, so it cannot sync"
+            f"{actor.name} is gone from Git, and its Application, whose last spec does not render at the new "
+            "revision (so it cannot sync), stays"
         )
     elif actor.guessed:
         said = (
