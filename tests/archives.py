@@ -75,3 +75,19 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
 
 def hostile(kind: str) -> bytes:
     return HOSTILE[kind]()
+
+
+def bomb(top: str = "sub", files: int = 256, size: int = 16 << 20) -> bytes:
+    """A packed chart that is a decompression bomb: `files` templates of `size` zeros (4 MB of gzip for the
+    default 4 GiB), made of gzip members laid end to end (helm's reader and Python's read them as one
+    stream), so that it is built without compressing gigabytes. `size` is a multiple of 512."""
+    zeros = gzip.compress(bytes(size), compresslevel=9, mtime=0)
+    chart = tarfile.TarInfo(f"{top}/Chart.yaml")
+    chart.size = len(CHART_YAML)
+    parts = [gzip.compress(chart.tobuf() + CHART_YAML + bytes(-len(CHART_YAML) % 512), mtime=0)]
+    for number in range(files):
+        info = tarfile.TarInfo(f"{top}/templates/z{number}.yaml")
+        info.size = size
+        parts += [gzip.compress(info.tobuf(), mtime=0), zeros]
+    parts.append(gzip.compress(bytes(1024), mtime=0))  # the end-of-archive blocks
+    return b"".join(parts)

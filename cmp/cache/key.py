@@ -18,14 +18,14 @@ import os
 import re
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from hashlib import sha256  # OpenSSL's: 2.4x blake2b's speed where the CPU has SHA extensions
 from pathlib import Path
 from typing import BinaryIO
 
 import cmp
 
-_SCHEME = b"chartshare render key 3\n"  # bump with any change of the encoding below: old entries then miss
+_SCHEME = b"chartshare render key 4\n"  # bump with any change of the encoding below: old entries then miss
 _HELM_ENV = "KUBECONFIG"  # read by helm besides the HELM_* variables (a context's default namespace)
 _CHUNK = 1 << 20
 MAX_FILES = 20_000  # past any of these the chart is read no further and nothing is cached
@@ -39,33 +39,45 @@ class Fingerprint:
     `usable` is False when the inputs could not all be read within the bounds (then `key` is no key, and
     `notices` say why): such a render is neither looked up nor kept."""
 
-    __slots__ = ("_files", "_unscanned", "_verdict", "key", "notices", "usable")
+    __slots__ = ("_files", "_seconds", "_verdict", "key", "notices", "unread", "usable")
 
     def __init__(
-        self, key: str, files: list[tuple[str, bytes]], *, unscanned: bool = False, notice: str | None = None
+        self,
+        key: str,
+        files: list[tuple[str, bytes]],
+        *,
+        unscanned: str | None = None,
+        notice: str | None = None,
+        seconds: float = WALK_SECONDS,
     ) -> None:
         self.key = key
         self.usable = notice is None
         self.notices = () if notice is None else (notice,)
+        self.unread = unscanned  # why the scan could not read a file that may hold an action, if it could not
         self._files = files
-        self._unscanned = unscanned
+        self._seconds = seconds
         self._verdict: bool | None = None
 
     @property
     def nondeterministic(self) -> bool:
         """Whether a template action of the chart (packed subcharts included) or a value calls one; also
-        True when the scan could not read a file that may hold an action (so `auto` keeps nothing)."""
+        True when the scan could not read a file that may hold an action (so `auto` keeps nothing), and
+        then `unread` says why."""
         return self.judge()
 
     def judge(self) -> bool:
-        """`nondeterministic`, worked out on the first call only (a miss asks while helm renders)."""
+        """`nondeterministic`, worked out on the first call only (a miss asks while helm renders), within
+        the same share of the deadline as the walk, and within the bounds of cmp/packed.py."""
         if self._verdict is None:
             try:
-                from cmp.helm.nondeterminism import file_is_nondeterministic  # the table: misses only
+                from cmp.helm.nondeterminism import Scan  # the table: misses only
 
-                self._verdict = self._unscanned or any(file_is_nondeterministic(n, d) for n, d in self._files)
-            except Exception:  # a scan that fails says "do not cache", never fails the render
+                scan = Scan(self._seconds)
+                self._verdict = self.unread is not None or scan.calls(self._files)
+                self.unread = self.unread or scan.unread
+            except Exception as error:  # a scan that fails says "do not cache", never fails the render
                 self._verdict = True
+                self.unread = f"{type(error).__name__}: {error}"
             self._files = []
         return self._verdict
 
@@ -87,7 +99,7 @@ def begin_fingerprint(
     walked). Reading stops past `seconds`, MAX_FILES or MAX_BYTES: the fingerprint is then not usable. A
     setting with no canonical form raises TypeError (a field Config gained that this encoding does not know)."""
     env = os.environ if env is None else env
-    reader = _Reader(root, time.monotonic() + seconds)
+    reader = _Reader(root, time.monotonic() + seconds, seconds)
     try:
         reader.frame(b"purpose", purpose.encode())
         reader.frame(b"version", cmp.__version__.encode())
@@ -129,7 +141,7 @@ class PartialFingerprint:
             reader.tree(self._chart)
         except Exception as error:
             return _unusable(error)
-        return Fingerprint(reader.digest.hexdigest(), reader.files, unscanned=reader.unscanned)
+        return Fingerprint(reader.digest.hexdigest(), reader.files, unscanned=reader.unscanned, seconds=reader.seconds)
 
 
 def _unusable(error: Exception) -> Fingerprint:
@@ -145,7 +157,7 @@ def printed_key(purpose: str, settings: Mapping[str, object], *, root: Path, pri
     field that can change that, encoded as `begin_fingerprint` encodes them). What helm printed stands for all
     it read: the chart, the helm binary and whatever settings only helm reads are for the caller to leave
     out. None when a setting's file cannot be read in time (nothing is then looked up or kept)."""
-    reader = _Reader(root, time.monotonic() + WALK_SECONDS)
+    reader = _Reader(root, time.monotonic() + WALK_SECONDS, WALK_SECONDS)
     try:
         reader.frame(b"printed by helm", printed)
         reader.frame(b"purpose", purpose.encode())
@@ -158,20 +170,35 @@ def printed_key(purpose: str, settings: Mapping[str, object], *, root: Path, pri
     return reader.digest.hexdigest()
 
 
+def files_key(key: str, files: Sequence[Path], *, root: Path) -> str | None:
+    """The render key `key` gone on with `files` by name and bytes: the files chartshare.yaml names (its
+    patches), known only once it is parsed, which `key` (over its bytes) cannot count before. None when
+    one cannot be read in time (nothing is then looked up or kept)."""
+    reader = _Reader(root, time.monotonic() + WALK_SECONDS, WALK_SECONDS)
+    try:
+        reader.frame(b"render key", key.encode())
+        reader.value(tuple(files))
+    except Exception:  # the key only saves time
+        return None
+    return reader.digest.hexdigest()
+
+
 class _Bounded(Exception):
-    """The inputs are larger or slower to read than the key may spend."""
+    """The inputs are larger or slower to read than the key may spend, or lead out of the repository."""
 
 
 class _Reader:
     """Feeds the digest a canonical, self-delimiting encoding, and keeps what the scan needs of what it read
     (only files that can hold a template action: `{{`, or a packed chart)."""
 
-    def __init__(self, root: Path, until: float) -> None:
+    def __init__(self, root: Path, until: float, seconds: float) -> None:
         self.root = root
         self.until = until
+        self.seconds = seconds
         self.digest = sha256(_SCHEME)
         self.files: list[tuple[str, bytes]] = []
-        self.unscanned = False
+        self.unscanned: str | None = None  # why a file the scan needs was let go, if one was
+        self._within: tuple[Path, ...] = (root,)  # where a link in the chart may lead
         self._seen: dict[tuple[int, int], str] = {}  # each real file and folder is read once
         self._count = 0
         self._bytes = 0
@@ -252,8 +279,8 @@ class _Reader:
             if wanted and self._kept + sum(map(len, chunks)) > MAX_KEPT:
                 wanted, chunks = False, []
         self.frame(b"e", b"")
-        if (action or packed) and not wanted and _scanned(name):
-            self.unscanned = True  # the scan needed bytes that were let go
+        if (action or packed) and not wanted and _scanned(name):  # the scan needed bytes that were let go
+            self.unscanned = f"{name}: past the {MAX_KEPT >> 20} MiB the key keeps for the scan"
         if not wanted or not (action or packed):
             return None
         data = b"".join(chunks)
@@ -273,9 +300,12 @@ class _Reader:
     def tree(self, folder: Path) -> None:
         """Every file under `folder` by relative name and bytes, in name order, links followed as helm
         follows them; a real folder or file met again (a link to it: a DAG, or a loop helm refuses) counts
-        by the name it was first read under. Iterative: no depth is too deep."""
+        by the name it was first read under. A link that leads out of the repository (and out of `folder`,
+        a chart in the chart store) is never followed: the render refuses it, and nothing is kept.
+        Iterative: no depth is too deep."""
         info = folder.stat()
         self._seen[(info.st_dev, info.st_ino)] = ""
+        self._within = (self.root, folder)
         stack = [(str(folder), "", iter(self._entries(str(folder), "")))]
         while stack:
             _, prefix, entries = stack[-1]
@@ -285,7 +315,10 @@ class _Reader:
                 continue
             name = prefix + entry.name
             if entry.is_symlink():  # where it leads counts: a link out of the repository must fail again
-                self.frame(b"@", os.fsencode(name + " " + _shown(Path(os.path.realpath(entry.path)), self.root)))
+                target = Path(os.path.realpath(entry.path))
+                if not any(target.is_relative_to(place) for place in self._within):
+                    raise _Bounded(f"{name} is a link out of the repository")
+                self.frame(b"@", os.fsencode(name + " " + _shown(target, self.root)))
             try:
                 if entry.is_file():
                     self._file(name, entry.path)
@@ -307,12 +340,18 @@ class _Reader:
             self.frame(b"x", os.fsencode(name))  # a broken link, a FIFO, a socket: helm decides what they mean
 
     def _entries(self, folder: str, prefix: str) -> list[os.DirEntry[str]]:
+        """A folder's entries in name order; no more of them are listed than the walk may read."""
+        listed: list[os.DirEntry[str]] = []
         try:
             with os.scandir(folder) as found:
-                return sorted(found, key=lambda entry: entry.name)
+                for entry in found:
+                    listed.append(entry)
+                    if len(listed) + self._count > MAX_FILES:
+                        raise _Bounded(f"the chart has more than {MAX_FILES} files")
         except OSError as error:
             self.frame(b"!", os.fsencode(prefix) + b" %d" % (error.errno or 0))
             return []
+        return sorted(listed, key=lambda entry: entry.name)
 
 
 def holds_action(data: bytes) -> bool:

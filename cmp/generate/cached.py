@@ -20,6 +20,13 @@ and the settings but the values: cmp/cache/key.py printed_key), the render's key
 that key up once helm has printed: a miss whose helm output is one seen before (a values comment, a chart
 file helm does not read) prints it again, as a fresh render would, without parsing or applying the rules,
 and adds only an alias to the cache.
+
+The files chartshare.yaml names (its patches' `path:`) are known only once it is parsed, and the look-up
+parses nothing. A render whose chartshare.yaml names some keeps, under its key, a note that it does, and
+its output under that key gone on with those files' names and bytes (cmp/cache/key.py files_key): a run
+that finds the note parses chartshare.yaml, as the render did, and looks there. Which files it names
+follows from chartshare.yaml's bytes, which its key counts; where they lead and what they hold is read
+again on every run. A chartshare.yaml that names none costs its look-up nothing.
 """
 
 from __future__ import annotations
@@ -28,13 +35,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from cmp.cache.key import Fingerprint, PartialFingerprint, begin_fingerprint, printed_key
+from cmp.cache.key import Fingerprint, PartialFingerprint, begin_fingerprint, files_key, printed_key
 from cmp.cache.store import Entry, Store
 from cmp.errors import ChartShareError
 from cmp.generate.output import Output
 from cmp.inputs.config import Template
-from cmp.render.chart import quick_chart_dir
-from cmp.render.settings import settings
+from cmp.render.chart import ownership_of, quick_chart_dir
+from cmp.render.settings import named_files, settings
 
 if TYPE_CHECKING:
     from cmp.inputs.config import Config
@@ -43,6 +50,8 @@ if TYPE_CHECKING:
 PURPOSE = "generate"  # what the entries hold: generate's stdout and stderr
 CACHED = " (cached)"
 _MARK = Entry(b"", ())  # kept under a settings key: a render with those settings is kept
+_NAMES_FILES = Entry(b"", ("names files",))  # kept under a render's key whose chartshare.yaml names files:
+# its output is under files_key (no render's entry is either: every render prints its summary line)
 
 
 class Rendered(NamedTuple):
@@ -62,20 +71,22 @@ class Lookup:
         chart: Path | None,
         store: Store | None,
         partial: PartialFingerprint | None = None,
-        after_helm: tuple[dict[str, object], Path] | None = None,
+        config: Config | None = None,
     ):
-        """`partial`: the key, its chart folder still to walk; `after_helm`: the settings and the repository
-        root, for `recall`."""
+        """`partial`: the key, its chart folder still to walk; `config`: the run's, for `recall` and for
+        the files its chartshare.yaml names."""
         self.chart = chart
         self.hit: Output | None = None
         self._store = store
         self._partial = partial
         self._settings_key = partial.settings_key if partial is not None else None
         self._found: Fingerprint | None = None
+        self._key: str | None = None  # where the output is kept: the render's key, or files_key of it
         self._marked = False  # a mark was found under the settings' key
-        self._after_helm = after_helm
+        self._config = config
         self._printed: str | None = None  # the key of what the rules make of this run's helm output
         self._recalled = False  # the output was read from under it
+        self._told = False  # why the scan could not read the chart whole is told once
 
     def marked(self) -> bool:
         """Whether a render with these settings is kept (so this run may be a hit): the look-up is then
@@ -93,16 +104,30 @@ class Lookup:
         found = partial.finish()
         if not found.usable:  # inputs too large or slow to read, or unreadable: rendered, never kept
             self._store.notices.extend(found.notices)
-            self._after_helm = None
+            self._config = None
             return
         self._found = found
+        self._key = found.key
         entry = self._store.get(found.key)
+        if entry == _NAMES_FILES:
+            entry = self._named(found.key)
         if entry is None:
             return
         self._mark()  # the next run with these settings looks before helm
-        self._after_helm = None
+        self._config = None
         lines = (entry.lines[0] + CACHED, *entry.lines[1:]) if entry.lines else ()
         self.hit = Output(entry.output, lines + tuple(self._store.notices))
+
+    def _named(self, key: str) -> Entry | None:
+        """The entry under the key gone on with the files chartshare.yaml names, parsed as the render
+        parses it; None when it cannot be (the render then says why)."""
+        assert self._store is not None and self._config is not None
+        try:
+            ownership = ownership_of(self._config.config_path, self._config.repo_root)
+        except (ChartShareError, OSError, ValueError):
+            return None
+        self._key = files_key(key, named_files(ownership), root=self._config.repo_root)
+        return self._store.get(self._key) if self._key is not None else None
 
     def _mark(self) -> None:
         """Keep the mark under the settings' key, unless it was found there."""
@@ -118,7 +143,7 @@ class Lookup:
     @property
     def recalls(self) -> bool:
         """Whether `recall` may find anything: the render cache is on for this run."""
-        return self._store is not None and self._found is not None and self._after_helm is not None
+        return self._store is not None and self._found is not None and self._config is not None
 
     def recall(self, ownership: Ownership | None, printed: bytes) -> Output | None:
         """What the rules made of a helm output whose SHA-256 is `printed`, kept by an earlier miss (values
@@ -126,8 +151,8 @@ class Lookup:
         or when `cache:` would not keep this chart."""
         if not self.recalls or not self._allowed(ownership):
             return None
-        assert self._store is not None and self._after_helm is not None
-        fields, root = self._after_helm
+        assert self._store is not None and self._config is not None
+        fields, root = settings(self._config, ownership), self._config.repo_root
         self._printed = printed_key(PURPOSE, printed_settings(fields), root=root, printed=printed)
         entry = self._store.get(self._printed) if self._printed is not None else None
         self._recalled = entry is not None
@@ -138,25 +163,48 @@ class Lookup:
         (unless it was read from there), with the render's key an alias of it; a render that raises keeps
         nothing."""
         fresh = render()
-        if self._store is not None and self._found is not None and self._may_keep(fresh):
+        key = self._keep_under(fresh)
+        if self._store is not None and key is not None:
             self._mark()
             if self._printed is None:
-                self._store.put(self._found.key, Entry(fresh.output.data, fresh.output.lines))
+                self._store.put(key, Entry(fresh.output.data, fresh.output.lines))
             else:  # kept once, under helm's output; the render's key names it
                 if not self._recalled:
                     self._store.put(self._printed, Entry(fresh.output.data, fresh.output.lines))
-                self._store.put_alias(self._found.key, self._printed)
+                self._store.put_alias(key, self._printed)
         return fresh.output._replace(lines=fresh.output.lines + self.notices)
+
+    def _keep_under(self, fresh: Rendered) -> str | None:
+        """The key a fresh render is kept under, when it may be kept: the render's own, or, when its
+        chartshare.yaml names files, that key gone on with them (and the render's key says so)."""
+        if self._store is None or self._found is None or self._config is None or not self._may_keep(fresh):
+            return None
+        files = named_files(fresh.ownership)
+        if not files:
+            return self._found.key
+        key = files_key(self._found.key, files, root=self._config.repo_root)
+        if key is not None:
+            self._store.put(self._found.key, _NAMES_FILES)
+        return key
 
     def _may_keep(self, fresh: Rendered) -> bool:
         """The key walked the chart chartshare.yaml names, and its `cache:` allows this chart to be kept."""
         return fresh.chart == self.chart and self._allowed(fresh.ownership)
 
     def _allowed(self, ownership: Ownership | None) -> bool:
-        """chartshare.yaml's `cache:` allows this chart to be kept."""
-        assert self._found is not None
+        """chartshare.yaml's `cache:` allows this chart to be kept; when `auto` keeps nothing because the
+        scan could not read the chart whole (a packed chart past helm's bounds, the deadline), a notice
+        says why."""
+        assert self._found is not None and self._store is not None
         mode = ownership.cache if ownership is not None else "auto"
-        return mode == "always" or (mode == "auto" and not self._found.nondeterministic)
+        if mode != "auto":
+            return mode == "always"
+        if not self._found.nondeterministic:
+            return True
+        if self._found.unread is not None and not self._told:
+            self._told = True
+            self._store.notices.append(f"notice: render cache: this render was not kept: {self._found.unread}")
+        return False
 
     @property
     def identities(self) -> Path | None:
@@ -217,14 +265,13 @@ def _lookup(config: Config, env: Mapping[str, str]) -> Lookup:
     store = Store.from_env(env)
     if not store.on:
         return Lookup(chart, store)
-    fields = settings(config)
     partial = begin_fingerprint(
         PURPOSE,
-        fields,
+        settings(config),
         chart=chart,
         root=config.repo_root,
         helm=config.helm,
         env=env,
         seconds=config.timeout / 4,
     )
-    return Lookup(chart, store, partial, (fields, config.repo_root))
+    return Lookup(chart, store, partial, config)

@@ -2,19 +2,27 @@
 
 A chart calling one renders differently on every run: `check` renders it twice and compares, and the render
 cache keeps no such render unless told to. The functions are sprig's and helm's; a template action of the
-chart (its subcharts and packed `charts/*.tgz` included) or of a values file (read by `tpl`) that names
-one counts. A file the scan cannot read whole (too large, a truncated packed chart) counts as calling one:
-what was not read cannot be known to be stable.
+chart (its subcharts and packed `charts/*.tgz` included, nested ones too) or of a values file (read by
+`tpl`) that names one counts.
+
+The scan reads tenant content, so it is bounded as a whole: a packed chart through cmp/packed.py (helm's
+bounds, bytes decompressed, members, a deadline), every other file up to SCAN_LIMIT, and its search for
+actions is linear (a regular expression's lazy match over a file of unclosed `{{` takes minutes). A file
+the scan cannot read whole (too large, a truncated packed chart, a bomb, the deadline) counts as calling
+one: what was not read cannot be known to be stable, and `Scan.unread` says why.
 """
 
 from __future__ import annotations
 
 import functools
 import io
+import os
 import re
-import zlib
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from cmp import packed
 
 NONDETERMINISTIC = (
     "randAlphaNum",
@@ -38,49 +46,78 @@ NONDETERMINISTIC = (
     "genSignedCertWithKey",
 )
 _NONDETERMINISTIC = re.compile(r"\b(?:" + "|".join(NONDETERMINISTIC) + r")\b")
-_ACTION = re.compile(r"\{\{.*?\}\}", re.S)
-_PACKED = re.compile(r"(?:^|/)charts/[^/]+\.tgz$")  # a packed subchart; any other .tgz is a data file
-SCAN_LIMIT = 16 << 20  # bytes of one file or archive member the scan reads; a larger one is "not read"
+SCAN_LIMIT = 16 << 20  # bytes of one file the scan reads; a larger one is "not read"
 MAX_FILES = 20_000
+SECONDS = 10.0  # a scan's share of the deadline when its caller names none
 
 
-class _NotRead(Exception):
+class NotRead(Exception):
     """A file the scan could not read whole: its verdict is unknown, so the chart counts as calling one."""
 
 
-def uses_nondeterministic_functions(chart: Path, values: Iterable[Path]) -> bool:
-    """Whether a template action of the chart (subcharts and packed .tgz included) or a values file (for
-    `tpl`) calls a function from NONDETERMINISTIC; True as well when a file could not be read whole."""
-    try:
-        return _chart_is_nondeterministic(chart) or _calls_nondeterministic(_texts(values, Path("/")))
-    except (_NotRead, OSError):
+class Scan:
+    """One chart's scan, under one budget of time and of what packed charts may unpack (cmp/packed.py)."""
+
+    def __init__(self, seconds: float = SECONDS) -> None:
+        self.budget = packed.Budget(time.monotonic() + seconds)
+        self.unread: str | None = None  # why a file could not be read whole, when one could not
+
+    def calls(self, files: Iterable[tuple[str, bytes]]) -> bool:
+        """Whether a template action of `files` ((name relative to the chart, bytes); a packed chart's
+        name ends in .tgz under charts/) calls a function from NONDETERMINISTIC; True as well, with
+        `unread` saying why, when one could not be read whole."""
+        try:
+            return any(self._calls(name, data) for name, data in files)
+        except (NotRead, packed.Unreadable) as error:
+            self.unread = str(error)
+        except OSError as error:
+            self.unread = f"{error.filename or 'a file'}: {error.strerror}"
         return True
+
+    def _calls(self, name: str, data: bytes) -> bool:
+        self.budget.in_time()
+        if packed.PACKED.search(name):
+            try:
+                return any(_calls(text) for _, text in packed.chart_files(io.BytesIO(data), self.budget))
+            except packed.Unreadable as error:
+                raise NotRead(f"{name}: {error}") from None
+        if len(data) > SCAN_LIMIT:
+            raise NotRead(f"{name} is over the {SCAN_LIMIT >> 20} MiB the scan reads")
+        return _calls(data)
+
+
+def uses_nondeterministic_functions(chart: Path, values: Iterable[Path], seconds: float = SECONDS) -> bool:
+    """Whether a template action of the chart (subcharts and packed .tgz included) or a values file (for
+    `tpl`) calls a function from NONDETERMINISTIC; True as well when a file could not be read whole, or
+    not within `seconds`."""
+    return _chart_is_nondeterministic(chart, seconds) or Scan(seconds).calls(_read(values, Path("/")))
 
 
 @functools.lru_cache(maxsize=256)
-def _chart_is_nondeterministic(chart: Path) -> bool:
+def _chart_is_nondeterministic(chart: Path, seconds: float) -> bool:
     """Per chart and worker process: a fleet renders the same few charts many times."""
-    return _calls_nondeterministic(_texts(_files(chart), chart))
+    return Scan(seconds).calls(_read(_files(chart), chart))
 
 
-def file_is_nondeterministic(name: str, data: bytes) -> bool:
-    """One file's verdict from bytes already read (the render cache reads each file once, for its key and
-    this); `name` (relative to the chart) under charts/ ending in .tgz means a packed chart, whose files
-    count. A packed chart that cannot be read whole counts as calling one."""
-    try:
-        texts = _packed(data) if _PACKED.search(name) else [data.decode("utf-8", errors="replace")]
-        return _calls_nondeterministic(texts)
-    except _NotRead:
-        return True
-
-
-def _calls_nondeterministic(texts: Iterable[str]) -> bool:
-    return any(_NONDETERMINISTIC.search(action) for text in texts for action in _ACTION.findall(text))
+def _calls(data: bytes) -> bool:
+    """Whether a template action (`{{` to the first `}}` after it, as the lazy match finds them) names
+    one, in one pass: each action is searched once, and an unclosed `{{` ends the search."""
+    text = data.decode("utf-8", errors="replace")
+    end = 0
+    while (start := text.find("{{", end)) >= 0:
+        end = text.find("}}", start + 2)
+        if end < 0:
+            return False
+        end += 2
+        if _NONDETERMINISTIC.search(text, start, end):
+            return True
+    return False
 
 
 def _files(chart: Path) -> Iterator[Path]:
-    """Every file under `chart`, links followed, each real folder and file once (iterative: no depth is too
-    deep, and a DAG of links costs its size, not its paths)."""
+    """Every file under `chart`, links followed (check confined them to the repository first), each real
+    folder and file once (iterative: no depth is too deep, and a DAG of links costs its size, not its
+    paths)."""
     seen: set[tuple[int, int]] = set()
     stack = [chart]
     count = 0
@@ -90,10 +127,14 @@ def _files(chart: Path) -> Iterator[Path]:
         if (info.st_dev, info.st_ino) in seen:
             continue
         seen.add((info.st_dev, info.st_ino))
-        for path in sorted(folder.iterdir()):
-            count += 1
-            if count > MAX_FILES:
-                raise _NotRead(f"more than {MAX_FILES} files")
+        with os.scandir(folder) as entries:
+            names = []
+            for entry in entries:
+                count += 1
+                if count > MAX_FILES:
+                    raise NotRead(f"the chart has more than {MAX_FILES} files")
+                names.append(Path(entry.path))
+        for path in sorted(names):
             if path.is_dir():
                 stack.append(path)
             elif path.is_file():
@@ -103,33 +144,13 @@ def _files(chart: Path) -> Iterator[Path]:
                     yield path
 
 
-def _texts(paths: Iterable[Path], chart: Path) -> Iterator[str]:
+def _read(paths: Iterable[Path], chart: Path) -> Iterator[tuple[str, bytes]]:
+    """(name relative to `chart`, bytes) of each file; NotRead for one over SCAN_LIMIT (before it is read)."""
     for path in paths:
         if not path.is_file():
             continue
-        if path.stat().st_size > SCAN_LIMIT:
-            raise _NotRead(str(path))
         shown = path.relative_to(chart).as_posix() if path.is_relative_to(chart) else path.name
-        if _PACKED.search(shown):
-            yield from _packed(path.read_bytes())
-        else:
-            yield path.read_text(encoding="utf-8", errors="replace")
-
-
-def _packed(data: bytes) -> list[str]:
-    """The texts of a packed chart's files; _NotRead when it cannot be read whole (truncated, not gzip)."""
-    import tarfile  # a few ms: only charts with packed subcharts pay them
-
-    texts = []
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
-            for member in archive.getmembers():
-                if not member.isfile():
-                    continue
-                handle = archive.extractfile(member) if member.size <= SCAN_LIMIT else None
-                if handle is None:
-                    raise _NotRead(member.name)
-                texts.append(handle.read().decode("utf-8", errors="replace"))
-    except (OSError, EOFError, ValueError, tarfile.TarError, zlib.error) as error:
-        raise _NotRead(str(error)) from None
-    return texts
+        if path.stat().st_size > SCAN_LIMIT:
+            raise NotRead(f"{shown} is over the {SCAN_LIMIT >> 20} MiB the scan reads")
+        with path.open("rb") as handle:
+            yield shown, handle.read(SCAN_LIMIT + 1)

@@ -1,7 +1,9 @@
 """`helm template` as Argo CD's native Helm source runs it: the arguments (pure) and the render.
 
 The arguments match Argo CD's, so an app that moves to chartshare renders the same objects; every value
-travels as `--flag=value`, so none can pose as a flag.
+travels as `--flag=value`, so none can pose as a flag. Every render starts here, generate's (early or
+not) and check's: the chart's schemas are checked first, so that helm never reads or fetches what a
+`$ref` names (cmp/helm/schemas.py).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from cmp.helm import early
+from cmp.helm import early, schemas
 from cmp.helm.process import RunningHelm
 from cmp.inputs.config import Template
 
@@ -48,7 +50,10 @@ def helm_args(call: HelmInvocation, inline_values_file: Path | None = None) -> l
 
 
 def start(helm: str, call: HelmInvocation, timeout: float) -> RunningHelm:
-    """Start rendering; `finish()` waits for helm's stdout, so other work can go on meanwhile."""
+    """Start rendering, once the chart's schemas refer to nothing outside themselves (unless helm is told
+    to skip them); `finish()` waits for helm's stdout, so other work can go on meanwhile."""
+    if not call.template.skip_schema_validation:
+        schemas.refuse_remote_references(call.chart_dir, timeout / 4)
     if not call.template.values_inline:
         return RunningHelm([helm, *helm_args(call)], cwd=call.chart_dir, timeout=timeout, what="helm template")
     import tempfile  # only an inline values file needs a scratch folder

@@ -343,14 +343,32 @@ def test_the_deadline_does_not_count(repo: Path) -> None:
     assert _key(repo, {"timeout": "30"}) == _key(repo)
 
 
-def test_where_a_symlink_in_the_chart_leads_counts(repo: Path, tmp_path: Path) -> None:
-    """The same bytes reached from outside the repository must not hit: that render is refused."""
+def test_where_a_symlink_in_the_chart_leads_counts(repo: Path) -> None:
     before = _key(repo)
-    (tmp_path / "outside.txt").write_text("hello\n")
+    (repo / "shared" / "other.txt").write_text("hello\n")  # the same bytes, reached by another name
     link = repo / CHART / "files" / "banner.txt"
     link.unlink()
-    link.symlink_to(tmp_path / "outside.txt")
+    link.symlink_to(Path("../../../shared/other.txt"))
     assert _key(repo) != before
+
+
+@pytest.mark.parametrize("target", ["/", "../../../../outside"], ids=["root", "outside"])
+def test_a_link_out_of_the_repository_is_never_followed_and_nothing_is_kept(
+    repo: Path, tmp_path: Path, target: str
+) -> None:
+    """The render refuses such a link; the walk stops at it, before reading anything it leads to (a folder
+    holding a FIFO, which would block a reader for ever, and a file past the walk's bytes)."""
+    outside = tmp_path / "checkout" / "outside"
+    outside.mkdir()
+    os.mkfifo(outside / "pipe.yaml")
+    with (outside / "huge.bin").open("wb") as huge:
+        huge.truncate(key_module.MAX_BYTES + 1)
+    (repo / CHART / "templates" / "leak").symlink_to(Path(target))
+    found = _fingerprint(repo)
+    assert not found.usable
+    assert found.notices == (
+        "notice: render cache: templates/leak is a link out of the repository; rendering without the cache",
+    )
 
 
 # --- bounds and faults: what cannot be read whole is never cached, and never fails the render ------------

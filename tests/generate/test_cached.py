@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from archives import bomb
 
 from cmp.cache.store import Entry, Store
 from conftest import ROOT, TESTS, Result, clean_env, run_cli
@@ -300,3 +301,110 @@ def test_a_patch_file_edit_misses(helm: str, tmp_path: Path) -> None:
     again = _generate(repo, helm, tmp_path / "cache")
     assert "(cached)" not in again.stderr
     assert "patched: two" in again.stdout
+
+
+ESCAPED_PATH = CONFIG + 'patches:\n  - "p\\x61th": patch.yaml\n'  # `path` to YAML, not to a byte search
+
+
+def test_a_patch_file_named_by_an_escaped_key_counts_for_every_tenant(helm: str, tmp_path: Path) -> None:
+    """Two tenants' repositories, one app name, one chart, one chartshare.yaml naming its patch with an
+    escaped key: the second is never served the first's output, and an edit of the patch misses."""
+    patch = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dev-a-config}\ndata: {patched: %s}\n"
+    tenant_a, tenant_b = _repo(tmp_path / "a", ESCAPED_PATH), _repo(tmp_path / "b", ESCAPED_PATH)
+    (tenant_a / "app" / "patch.yaml").write_text(patch % "by-a")
+    (tenant_b / "app" / "patch.yaml").write_text(patch % "by-b")
+    first = _generate(tenant_a, helm, tmp_path / "cache")
+    assert first.exit_code == 0, first.stderr
+    assert "patched: by-a" in first.stdout
+    assert "(cached)" in _generate(tenant_a, helm, tmp_path / "cache").stderr
+    second = _generate(tenant_b, helm, tmp_path / "cache")
+    assert second.exit_code == 0, second.stderr
+    assert "(cached)" not in second.stderr
+    assert "patched: by-b" in second.stdout and "by-a" not in second.stdout
+    assert "patched: by-a" in _generate(tenant_a, helm, tmp_path / "cache").stdout  # both kept, each its own
+    (tenant_a / "app" / "patch.yaml").write_text(patch % "edited")
+    edited = _generate(tenant_a, helm, tmp_path / "cache")
+    assert "(cached)" not in edited.stderr and "patched: edited" in edited.stdout
+
+
+def test_a_patch_reached_through_a_link_counts_where_the_link_leads(helm: str, tmp_path: Path) -> None:
+    """chartshare.yaml unchanged, its patch a link moved to another file: a miss, not the old output."""
+    patch = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dev-a-config}\ndata: {patched: %s}\n"
+    repo = _repo(tmp_path, ESCAPED_PATH)
+    (repo / "patches").mkdir()
+    for name in ("one", "two"):
+        (repo / "patches" / f"{name}.yaml").write_text(patch % name)
+    (repo / "app" / "patch.yaml").symlink_to(Path("../patches/one.yaml"))
+    assert "patched: one" in _generate(repo, helm, tmp_path / "cache").stdout
+    assert "(cached)" in _generate(repo, helm, tmp_path / "cache").stderr
+    (repo / "app" / "patch.yaml").unlink()
+    (repo / "app" / "patch.yaml").symlink_to(Path("../patches/two.yaml"))
+    moved = _generate(repo, helm, tmp_path / "cache")
+    assert "(cached)" not in moved.stderr and "patched: two" in moved.stdout
+
+
+BOMB_TIMEOUT = 5
+MEASURED = """import resource, subprocess, sys, time
+started = time.monotonic()
+status = subprocess.run(sys.argv[1:], capture_output=True).returncode
+print(status, time.monotonic() - started, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss << 10)
+"""
+
+
+def _measured(repo: Path, helm: str, cache: Path, *extra: str) -> tuple[int, float, int]:
+    """A real `generate --timeout 5` with the cache on: its exit status, wall time, and the peak RSS of
+    the largest process of its tree (chartshare, or the helm it ran), measured by a parent of its own."""
+    command = ["generate", str(repo / "app"), "--repo-root", str(repo), "--app", "dev-a", *extra]
+    env = {"CHARTSHARE_HELM": helm, "CHARTSHARE_CACHE": str(cache), "CHARTSHARE_RENDER_CACHE": "on"}
+    completed = subprocess.run(
+        [sys.executable, "-c", MEASURED, sys.executable, "-m", "cmp", *command, "--timeout", str(BOMB_TIMEOUT)],
+        env=clean_env(env),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    status, seconds, peak = completed.stdout.split()
+    return int(status), float(seconds), int(peak)
+
+
+@pytest.mark.parametrize("skip", [(), ("--skip-schema-validation",)], ids=["schemas-checked", "schemas-skipped"])
+def test_a_decompression_bomb_in_a_packed_subchart_ends_within_the_deadline_in_bounded_memory(
+    helm: str, tmp_path: Path, skip: tuple[str, ...]
+) -> None:
+    """4 MB of gzip holding 256 files of 16 MiB zeros: the schema check refuses it by name before helm
+    starts, or, schemas skipped, helm refuses it while the render cache's key walk and scan read it; each
+    reads no further than helm's bounds allow, within the deadline, never holding a file whole."""
+    repo = _repo(tmp_path)
+    (repo / "chart" / "charts").mkdir(exist_ok=True)
+    (repo / "chart" / "charts" / "sub.tgz").write_bytes(bomb())
+    status, seconds, peak = _measured(repo, helm, tmp_path / "cache", *skip)
+    print(f"bomb: exit {status}, {seconds:.2f} s, peak RSS {peak / (1 << 20):.0f} MiB")
+    assert status == 1  # helm would refuse it too
+    assert seconds < BOMB_TIMEOUT + 10  # generous: the bound is the deadline's, not this machine's speed
+    assert peak < 1 << 30
+    assert _entries(tmp_path / "cache") == []
+
+
+def test_a_packed_chart_helm_ignores_past_the_bounds_is_refused_unless_schemas_are_skipped(
+    helm: str, tmp_path: Path
+) -> None:
+    """.helmignore leaves the bomb out of helm's load. The schema check cannot read it within helm's bounds,
+    so it refuses the chart (it cannot tell what helm would fetch); with skip-schema-validation helm renders
+    it, and the scan, which could not read it either, keeps nothing, and says why."""
+    repo = _repo(tmp_path)
+    (repo / "chart" / "charts").mkdir(exist_ok=True)
+    (repo / "chart" / "charts" / "sub.tgz").write_bytes(bomb(files=4))
+    (repo / "chart" / ".helmignore").write_text("charts/sub.tgz\n")
+    member = "member 'sub/templates/z0.yaml' is 16.0 MiB, over the 5 MiB helm loads"
+    refused = _generate(repo, helm, tmp_path / "cache")
+    assert refused.exit_code == 1 and refused.stdout == ""
+    assert refused.stderr == (
+        f"chartshare: error: chart chart: charts/sub.tgz cannot be checked for schema references: {member}\n"
+    )
+    first = _generate(repo, helm, tmp_path / "cache", "--skip-schema-validation")
+    assert first.exit_code == 0, first.stderr
+    notice = f"chartshare: notice: render cache: this render was not kept: charts/sub.tgz: {member}"
+    assert notice in first.stderr.splitlines()
+    again = _generate(repo, helm, tmp_path / "cache", "--skip-schema-validation")
+    assert "(cached)" not in again.stderr and again.stdout == first.stdout

@@ -178,7 +178,7 @@ def inputs_of(job: Job) -> Inputs:
         config = chartshare_config(job)
         ownership = load_ownership(config)
         chart = job.built or chart_dir(config, ownership)  # a scratch copy when check built its dependencies
-        return Inputs(chart, render_settings(config), config.template.values_files, config, ownership)
+        return Inputs(chart, render_settings(config, ownership), config.template.values_files, config, ownership)
     if job.renderer in ("kustomize", "directory"):  # read from the folder, never kept in the render cache
         return Inputs(job.app_dir, {}, ())
     if job.remote is None:  # a published chart was checked whole when it was unpacked into the store
