@@ -2,11 +2,14 @@
 
 Argo CD unpacks the repository for every request and rejects symlinks that leave it; helm, though, follows
 whatever a chart or a value file points at (`.Files.Get` included). So every path chartshare hands helm,
-and every symlink inside a chart, must resolve inside the repository root.
+and every symlink inside a chart, must resolve inside the repository root. A value-file glob is expanded
+folder by folder, each folder checked to be in the repository before it is listed: no name outside it is
+ever read, or shown in a message.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import re
@@ -17,6 +20,7 @@ from cmp.errors import PathError
 
 CONFIG_FILE = "chartshare.yaml"
 MAX_CONFIG_BYTES = 1 << 20  # chartshare.yaml is a few rules: anything larger is refused unread
+MAX_LISTED = 100_000  # folder entries a value-file glob may list; a repository's folders hold far fewer
 _GLOB = re.compile(r"[*?\[]")
 
 
@@ -111,13 +115,48 @@ def resolve_values_files(
                 continue
             files.append(resolve_path(pattern, app_dir, root, "values-files"))
             continue
-        matches = sorted(glob.glob(str(base / pattern.lstrip("/"))))
+        matches = _expand(pattern, base, root)
         if not matches:
             if ignore_missing:
                 continue
             raise PathError(f"values-files: pattern '{pattern}' matched no file")
         files.extend(resolve_path(str(Path(match).relative_to(base)), base, root, "values-files") for match in matches)
     return tuple(files)
+
+
+def _expand(pattern: str, base: Path, root: Path) -> list[str]:
+    """The glob's matches, sorted, as glob.glob finds them, but listing only folders that resolve inside the
+    repository; a pattern that would list or step into one outside it is refused by its own name."""
+    found = [str(base)]
+    listed = 0
+    parts = [part for part in pattern.lstrip("/").split("/") if part]
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        below: list[str] = []
+        for folder in found:
+            if not Path(os.path.realpath(folder)).is_relative_to(root):
+                raise PathError(f"values-files: pattern '{pattern}' reaches outside the repository root")
+            if not glob.has_magic(part):
+                if os.path.lexists(os.path.join(folder, part)):
+                    below.append(os.path.join(folder, part))
+                continue
+            names = _entries(folder, dirs_only=not last)
+            listed += len(names)
+            if listed > MAX_LISTED:
+                raise PathError(f"values-files: pattern '{pattern}' lists more than {MAX_LISTED} files and folders")
+            if not part.startswith("."):  # as glob: a wildcard matches no hidden name
+                names = [name for name in names if not name.startswith(".")]
+            below += [os.path.join(folder, name) for name in fnmatch.filter(names, part)]
+        found = below
+    return sorted(found)
+
+
+def _entries(folder: str, *, dirs_only: bool) -> list[str]:
+    try:
+        with os.scandir(folder) as entries:
+            return [entry.name for entry in entries if not dirs_only or entry.is_dir()]
+    except OSError:  # not a folder, or unreadable: nothing matches in it, as with glob
+        return []
 
 
 def _missing(pattern: str, base: Path, root: Path) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,8 @@ import yaml
 from servers import library_chart
 
 from cmp.errors import PathError
-from cmp.inputs.paths import confine_tree
+from cmp.inputs import paths as paths_module
+from cmp.inputs.paths import confine_tree, resolve_values_files
 from conftest import run_cli
 
 
@@ -77,3 +79,62 @@ def test_init_refuses_a_file_dependency_holding_a_link_out_of_the_repository(hel
         f"libs/greeting-0.1.0/templates/leak.yaml resolved to outside repository root ({tmp_path}/outside/token)\n"
     )
     assert not (app / "charts").exists() or not any((app / "charts").iterdir())
+
+
+# --- value-file globs: expanded without listing, or naming, anything outside the repository ---------------
+
+
+def _values(root: Path, pattern: str, base: str = "app") -> list[str]:
+    found = resolve_values_files([pattern], root / base, root)
+    return [str(path.relative_to(root)) for path in found]
+
+
+def _glob_tree(tmp_path: Path) -> Path:
+    root, _ = _repo(tmp_path)
+    for name in ("app/values.yaml", "app/values-a.yaml", "app/.hidden.yaml", "app/env/dev.yaml", "shared/s.yaml"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("a: 1\n")
+    return root
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["/../*", "/../outs*/*.yaml", "../../*/secret.yaml", "/*/../../*", "/app/../../outside/*"],
+)
+def test_a_glob_climbing_out_is_refused_by_its_own_name_before_anything_outside_is_listed(
+    tmp_path: Path, pattern: str
+) -> None:
+    root = _glob_tree(tmp_path)
+    with pytest.raises(PathError) as refused:
+        _values(root, pattern)
+    assert str(refused.value) == f"values-files: pattern '{pattern}' reaches outside the repository root"
+
+
+def test_a_glob_through_a_link_out_lists_nothing_there_and_names_nothing_there(tmp_path: Path) -> None:
+    root = _glob_tree(tmp_path)
+    (root / "app" / "ext").symlink_to(tmp_path / "outside")
+    (root / "app" / "up").symlink_to(root / "shared")  # in the repository: `up/..` is the repository's root
+    for pattern in ("ext/*", "ext/../*", "e*/*.yaml"):
+        with pytest.raises(PathError) as refused:
+            _values(root, pattern)
+        assert "secret" not in str(refused.value) and str(tmp_path / "outside") not in str(refused.value)
+    assert _values(root, "up/../shared/*.yaml") == ["shared/s.yaml"]
+
+
+def test_a_link_to_a_file_outside_is_refused_by_its_name_in_the_repository(tmp_path: Path) -> None:
+    root = _glob_tree(tmp_path)
+    (root / "app" / "values-leak.yaml").symlink_to(tmp_path / "outside" / "secret.yaml")
+    with pytest.raises(PathError) as refused:
+        _values(root, "values-*.yaml")
+    assert str(refused.value) == "values-files: file 'values-leak.yaml' resolved to outside repository root"
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["*.yaml", "values*.yaml", ".*", "*/*.yaml", "/app/*", "/*/*.yaml", "env/*", "[ve]*", "v?lues.yaml", "*/", "**"],
+)
+def test_a_glob_inside_the_repository_matches_what_glob_glob_matches(tmp_path: Path, pattern: str) -> None:
+    root = _glob_tree(tmp_path)
+    base = root if pattern.startswith("/") else root / "app"
+    expected = sorted(glob.glob(str(base / pattern.lstrip("/"))))
+    assert paths_module._expand(pattern, base, root) == [match.rstrip("/") for match in expected]

@@ -172,9 +172,9 @@ def _value_files(
 
 
 def _exists(pattern: str, app_dir: Path, root: Path) -> bool:
+    if is_glob(pattern):  # expanded as generate expands it: nothing outside the repository is listed
+        return bool(resolve_values_files((pattern,), app_dir, root, ignore_missing=True))
     base = root / pattern.lstrip("/") if pattern.startswith("/") else app_dir / pattern
-    if is_glob(pattern):
-        return any(base.parent.glob(base.name))
     return base.exists()
 
 
