@@ -17,14 +17,14 @@ whole before it is unpacked (cmp/remote/archive.py), by the same bounds.
 
 from __future__ import annotations
 
-import gzip
 import io
 import re
-import tarfile
 import time
-import zlib
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    import gzip
 
 MAX_FILE_BYTES = 5 << 20  # helm's MaxDecompressedFileSize
 MAX_UNPACKED_BYTES = 100 << 20  # helm's MaxDecompressedChartSize: the files of one archive
@@ -35,7 +35,14 @@ MAX_DEPTH = 8  # packed charts within packed charts; real charts nest two or thr
 _HEADER_BYTES = 1 << 20  # Go's archive/tar refuses a longer name or PAX header (maxSpecialFileSize)
 _CHUNK = 1 << 16
 _BLOCK = 512
-PACKED = re.compile(r"(?:^|/)charts/[^/]+\.tgz$")  # how helm tells a packed subchart in a chart's files
+PACKED = r"(?:^|/)charts/[^/]+\.tgz$"  # how helm tells a packed chart among a chart's files (re's cache
+# compiles it once, when a name is first matched: importing this costs no compilation)
+
+
+def is_packed(name: str) -> bool:
+    """Whether a file of a chart, named relative to it, is a packed chart helm loads (a .tgz elsewhere is
+    data)."""
+    return name.endswith(".tgz") and re.search(PACKED, name) is not None
 
 
 class Unreadable(Exception):
@@ -71,7 +78,7 @@ def chart_files(source: BinaryIO, budget: Budget, depth: int = 0) -> Iterator[tu
     (`charts/sub.tgz/templates/a.yaml`)."""
     for name, data in files(source, budget):
         inside = name.partition("/")[2]
-        if not PACKED.search(inside):
+        if not is_packed(inside):
             yield inside, data
             continue
         if depth >= MAX_DEPTH:
@@ -85,6 +92,9 @@ def chart_files(source: BinaryIO, budget: Budget, depth: int = 0) -> Iterator[tu
 
 def files(source: BinaryIO, budget: Budget) -> Iterator[tuple[str, bytes]]:
     """(member name, bytes) of every regular file of the gzip-compressed tar `source`, in order."""
+    import tarfile  # a few ms: only charts with packed charts pay them
+    import zlib
+
     stream = _Counted(source, budget)
     unpacked = 0
     try:
@@ -117,7 +127,9 @@ class _Counted:
     before the next member."""
 
     def __init__(self, source: BinaryIO, budget: Budget) -> None:
-        self._gzip = gzip.GzipFile(fileobj=source, mode="rb")
+        import gzip
+
+        self._gzip: gzip.GzipFile = gzip.GzipFile(fileobj=source, mode="rb")
         self._budget = budget
         self._allowed = _HEADER_BYTES
 

@@ -1,7 +1,8 @@
 """Fuzz the three parsers that read untrusted text: chartshare.yaml, helm's output stream, and the
 Application parameters (ARGOCD_APP_PARAMETERS, PARAM_*, ARGOCD_ENV_CHARTSHARE_*); the pure pipeline
-behind them (decide, strip, rename with reference fixing, JSON Patch, protect) on any stream; and
-`check`'s reader of Application and ApplicationSet manifests.
+behind them (decide, strip, rename with reference fixing, JSON Patch, protect) on any stream;
+`check`'s reader of Application and ApplicationSet manifests; and the readers of a chart's own files
+that run before helm: values.schema.json's references, and packed charts.
 
 A finding is any exception other than the parser's own ChartShareError: those would reach the user as
 "internal error", the one outcome chartshare promises never to have. Each finding becomes a row of
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import re
 import shutil
@@ -32,7 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-TARGETS = ("config", "manifests", "params", "pipeline", "applications")
+TARGETS = ("config", "manifests", "params", "pipeline", "applications", "schemas", "packed")
 # The rules the pipeline target applies: every action, JSON Patch, and a user reference, for two apps.
 PIPELINE_RULES = """apiVersion: chartshare/v1
 kind: ChartShare
@@ -69,10 +71,11 @@ def _load_targets() -> dict[str, Callable[[bytes], None]]:
 
 
 def _targets() -> dict[str, Callable[[bytes], None]]:
-    from cmp import manifests
+    from cmp import manifests, packed
     from cmp.check.fleet import inventory
     from cmp.check.fleet.repos import Repositories
     from cmp.errors import ChartShareError
+    from cmp.helm import schemas
     from cmp.inputs import config
     from cmp.inputs import parameters as params
     from cmp.model import App
@@ -129,12 +132,28 @@ def _targets() -> dict[str, Callable[[bytes], None]]:
         scratch.write_bytes(data)
         inventory.load([scratch], "argocd", Repositories(scratch.parent), clusters=())
 
+    chart = Path(tempfile.mkdtemp(prefix="chartshare-fuzz-chart-"))
+
+    def fuzz_schemas(data: bytes) -> None:
+        """The schema check before helm: any bytes are a schema it accepts or refuses by name."""
+        (chart / "values.schema.json").write_bytes(data)
+        with contextlib.suppress(ChartShareError):
+            schemas.refuse_remote_references(chart, 10)
+
+    def fuzz_packed(data: bytes) -> None:
+        """A packed chart read file by file: any bytes are files, or unreadable with the reason."""
+        with contextlib.suppress(packed.Unreadable):
+            for _ in packed.chart_files(io.BytesIO(data), packed.Budget(time.monotonic() + 10)):
+                pass
+
     return {
         "applications": fuzz_applications,
         "config": fuzz_config,
         "manifests": fuzz_manifests,
         "params": fuzz_params,
         "pipeline": fuzz_pipeline,
+        "schemas": fuzz_schemas,
+        "packed": fuzz_packed,
     }
 
 

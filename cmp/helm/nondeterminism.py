@@ -76,7 +76,7 @@ class Scan:
 
     def _calls(self, name: str, data: bytes) -> bool:
         self.budget.in_time()
-        if packed.PACKED.search(name):
+        if packed.is_packed(name):
             try:
                 return any(_calls(text) for _, text in packed.chart_files(io.BytesIO(data), self.budget))
             except packed.Unreadable as error:

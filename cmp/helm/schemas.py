@@ -18,7 +18,6 @@ Argo CD user who sets `skipSchemaValidation` expects (a chart whose schema canno
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -31,11 +30,10 @@ from cmp.errors import PathError
 
 SCHEMA = "values.schema.json"
 _REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
+_CHECKED = frozenset((*_REFERENCES, "$schema"))
 # The meta-schemas both helm majors' validators hold (helm 4's fetches any other, draft-03 included).
-_HELD = re.compile(
-    r"https?://json-schema\.org/(?:schema|draft/2020-12/schema|draft/2019-09/schema|draft-0[467]/schema)#?"
-)
-_PACKED_SCHEMA = re.compile(r"(?:charts/[^/]+/)*values\.schema\.json")  # in a packed chart, as helm names it
+_HELD = r"https?://json-schema\.org/(?:schema|draft/2020-12/schema|draft/2019-09/schema|draft-0[467]/schema)#?"
+_PACKED_SCHEMA = r"(?:charts/[^/]+/)*values\.schema\.json"  # in a packed chart, as helm names it
 _FIX = "only references within the same file ('#/...') are allowed, or set skip-schema-validation"
 _HELD_FIX = (
     "name a meta-schema helm holds (https://json-schema.org/draft/2020-12/schema, .../draft/2019-09/schema, "
@@ -106,20 +104,19 @@ def _packed_schemas(archive: Path, name: str, budget: packed.Budget) -> Iterator
     try:
         with archive.open("rb") as source:
             for inside, data in packed.chart_files(source, budget):
-                if _PACKED_SCHEMA.fullmatch(inside):
+                if re.fullmatch(_PACKED_SCHEMA, inside):
                     yield f"{name}/{inside}", data
     except packed.Unreadable as error:
         raise _Refused(f"{name} cannot be checked for schema references: {error}") from None
 
 
-class _Object(list[tuple[str, Any]]):
-    """A JSON object as its pairs, every one of them: a key given twice is checked twice."""
-
-
 def _check(name: str, data: bytes) -> None:
-    """Refuse a schema holding a reference out of itself, or one that cannot be parsed to tell."""
+    """Refuse a schema holding a reference out of itself, or one that cannot be parsed to tell. A key given
+    twice counts by its last value, as helm's JSON reader (Go's) reads it."""
+    import json  # only charts with a schema pay its import
+
     try:
-        schema = json.loads(data.decode("utf-8", errors="replace"), object_pairs_hook=_Object)
+        schema = json.loads(data.decode("utf-8", errors="replace"))  # invalid UTF-8 as Go reads it: U+FFFD
     except json.JSONDecodeError as error:
         raise _Refused(
             f"{name} is not JSON ({error.msg} at line {error.lineno} column {error.colno}), so its references "
@@ -127,26 +124,53 @@ def _check(name: str, data: bytes) -> None:
         ) from None
     except RecursionError:
         raise _Refused(f"{name} nests too deeply for its references to be checked") from None
+    if not _leaves(schema):
+        return
+    key, value, at = _where(schema)
+    fix = _HELD_FIX if key == "$schema" else _FIX
+    raise _Refused(
+        f"{name}: {key} {value!r} at {at} leaves the schema: helm would read or fetch it during the render; {fix}"
+    )
+
+
+def _leaves(schema: Any) -> bool:
+    """Whether a reference anywhere in the parsed schema leaves it (one pass, no paths: most schemas pass)."""
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            for key in node.keys() & _CHECKED:
+                if isinstance(node[key], str) and not _local(key, node[key]):
+                    return True
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return False
+
+
+def _where(schema: Any) -> tuple[str, str, str]:
+    """The first reference that leaves the schema, in document order: key, value, JSON pointer."""
     pending: list[tuple[Any, str]] = [(schema, "")]
     while pending:
-        node, where = pending.pop()
-        if isinstance(node, _Object):
-            for key, value in node:
-                at = f"{where}/{key.replace('~', '~0').replace('/', '~1')}"
-                if isinstance(value, str) and not _local(key, value):
-                    fix = _HELD_FIX if key == "$schema" else _FIX
-                    raise _Refused(
-                        f"{name}: {key} {value!r} at {at} leaves the schema: helm would read or fetch it during "
-                        f"the render; {fix}"
-                    )
-                pending.append((value, at))
+        node, at = pending.pop()
+        if isinstance(node, dict):
+            items = list(node.items())
+            for key, value in items:
+                if key in _CHECKED and isinstance(value, str) and not _local(key, value):
+                    return key, value, f"{at}/{_escaped(key)}"
+            pending.extend((value, f"{at}/{_escaped(key)}") for key, value in reversed(items))
         elif isinstance(node, list):
-            pending.extend((item, f"{where}/{index}") for index, item in enumerate(node))
+            pending.extend((item, f"{at}/{index}") for index, item in reversed(list(enumerate(node))))
+    raise AssertionError("no reference leaves the schema")
+
+
+def _escaped(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _local(key: str, value: str) -> bool:
     if key in _REFERENCES:
         return value.startswith("#")
     if key == "$schema":
-        return _HELD.fullmatch(value) is not None
+        return re.fullmatch(_HELD, value) is not None
     return True

@@ -253,3 +253,16 @@ def real_chart(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 def test_real_charts_schemas_refer_only_within_themselves(real_chart: Path) -> None:
     schemas.refuse_remote_references(real_chart, 30)
     assert sys.getrecursionlimit() > 0  # nothing raised
+
+
+def test_check_passes_a_helm_source_s_skip_schema_validation_to_helm_as_argo_cd_does(
+    helm: str, tmp_path: Path, server: ChartRepository
+) -> None:
+    repo = _repo(tmp_path, _reference(_url(server)))
+    (repo / "argocd").mkdir()
+    helm_source = APPLICATIONS.split("---\n")[1]
+    skipping = helm_source.replace("path: chart}", "path: chart, helm: {skipSchemaValidation: true}}")
+    (repo / "argocd" / "apps.yaml").write_text(skipping)
+    result = run_cli(["check", str(repo / "argocd"), "--repo-root", str(repo), "--helm", helm, "--format", "json"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout)["skipped"] == [] and server.seen == []

@@ -131,6 +131,7 @@ def helm_invocation(
             set_strings=_parameters(helm, where, env, force_string=True),
             include_crds=not _flag(helm, "skipCrds", where),
             skip_tests=_flag(helm, "skipTests", where),
+            skip_schema_validation=_flag(helm, "skipSchemaValidation", where),
             kube_version=_string(helm, "kubeVersion", where),
             api_versions=tuple(str(item) for item in _list(helm, "apiVersions", where)),
         ),
