@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
     import gzip
+    import tarfile
 
 MAX_FILE_BYTES = 5 << 20  # helm's MaxDecompressedFileSize
 MAX_UNPACKED_BYTES = 100 << 20  # helm's MaxDecompressedChartSize: the files of one archive
@@ -96,30 +97,47 @@ def files(source: BinaryIO, budget: Budget) -> Iterator[tuple[str, bytes]]:
     import zlib
 
     stream = _Counted(source, budget)
-    unpacked = 0
+    bounds = HelmBounds()
     try:
         with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
-            for count, member in enumerate(archive, 1):
+            for member in archive:
                 budget.spend(0, members=1)
-                if count > MAX_MEMBERS:
-                    raise Unreadable(f"it holds more than {MAX_MEMBERS} files and folders")
+                bounds.count(member)
                 if member.isdir():
                     stream.allow(_HEADER_BYTES)
                     continue
-                if member.size > MAX_FILE_BYTES:
-                    raise Unreadable(
-                        f"member {member.name!r} is {member.size / (1 << 20):.1f} MiB, over the "
-                        f"{MAX_FILE_BYTES >> 20} MiB helm loads"
-                    )
-                unpacked += member.size
-                if unpacked > MAX_UNPACKED_BYTES:
-                    raise Unreadable(f"it unpacks to more than the {MAX_UNPACKED_BYTES >> 20} MiB helm loads")
                 stream.allow(_HEADER_BYTES + -(-member.size // _BLOCK) * _BLOCK)
                 handle = archive.extractfile(member) if member.isfile() else None
                 if handle is not None:
                     yield member.name, handle.read()
     except (tarfile.TarError, EOFError, OSError, zlib.error, ValueError) as error:
         raise Unreadable(f"not a gzip-compressed tar ({error or type(error).__name__})") from None
+
+
+class HelmBounds:
+    """helm's bounds on one archive, counted member by member as it loads them: MAX_MEMBERS members,
+    MAX_FILE_BYTES a file, MAX_UNPACKED_BYTES in all (by the sizes the headers give; what the reader
+    decompresses for them is counted apart)."""
+
+    def __init__(self) -> None:
+        self.members = 0
+        self.unpacked = 0
+
+    def count(self, member: tarfile.TarInfo) -> None:
+        """Raise Unreadable, naming the member or the bound, when `member` takes the archive past one."""
+        self.members += 1
+        if self.members > MAX_MEMBERS:
+            raise Unreadable(f"it holds more than {MAX_MEMBERS} files and folders")
+        if member.isdir():
+            return
+        if member.size > MAX_FILE_BYTES:
+            raise Unreadable(
+                f"member {member.name!r} is {member.size / (1 << 20):.1f} MiB, over the {MAX_FILE_BYTES >> 20} MiB "
+                "helm loads"
+            )
+        self.unpacked += member.size
+        if self.unpacked > MAX_UNPACKED_BYTES:
+            raise Unreadable(f"it unpacks to more than {MAX_UNPACKED_BYTES >> 20} MiB, more than helm loads")
 
 
 class _Counted:

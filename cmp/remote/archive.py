@@ -5,7 +5,8 @@ the sidecar, so it may hold only what `helm package` writes: one top folder of p
 Refused, each with one line naming the member: an absolute path, a `..` step, a symbolic or hard link, a
 device file or FIFO (any member type but file and folder), a name that is a file and a folder, a file at
 the top level or in a second top folder, no `Chart.yaml` in the folder, a file over helm's own 5 MiB, more
-than helm's 100 MiB unpacked, more than MAX_MEMBERS members, and anything that is not a gzip-compressed
+than helm's 100 MiB unpacked, more than 10,000 members (cmp/packed.py's HelmBounds, which the render's own
+readers of packed charts count too), and anything that is not a gzip-compressed
 tar. Every member is checked, by these rules and by tarfile's own `data` filter, before the first is
 written; this module writes them (never `extractall`). A file written twice keeps its later copy, as helm
 reads it (`helm package` itself writes some files twice).
@@ -20,11 +21,9 @@ import zlib
 from pathlib import Path
 
 from cmp.errors import RemoteError
+from cmp.packed import HelmBounds, Unreadable
 
 MAX_ARCHIVE_BYTES = 20 << 20  # the .tgz as downloaded; published charts are a few MiB at most
-MAX_UNPACKED_BYTES = 100 << 20  # helm's MaxDecompressedChartSize
-MAX_FILE_BYTES = 5 << 20  # helm's MaxDecompressedFileSize
-MAX_MEMBERS = 10_000  # files and folders; the largest public charts hold a few hundred
 _CHUNK = 1 << 16
 _SPECIAL = {
     tarfile.SYMTYPE: "a symbolic link",
@@ -64,24 +63,17 @@ def _unpack_members(tar: tarfile.TarFile, target: Path, what: str) -> None:
 def _checked(tar: tarfile.TarFile, target: str, what: str) -> list[tuple[tarfile.TarInfo, str]]:
     """(member, path inside the chart folder) for every member, or the first refusal."""
     top = ""
-    unpacked = 0
+    bounds = HelmBounds()
     checked: list[tuple[tarfile.TarInfo, str]] = []
-    for count, member in enumerate(tar, 1):
-        if count > MAX_MEMBERS:
-            raise RemoteError(f"{what} is refused: it holds more than {MAX_MEMBERS} files and folders")
+    for member in tar:
         head, inside = _place(member, what)
         if top and head != top:
             raise RemoteError(f"{what} is refused: member {member.name!r} is outside its one folder {top!r}")
         top = head
-        if member.isfile():
-            if member.size > MAX_FILE_BYTES:
-                raise RemoteError(
-                    f"{what} is refused: member {member.name!r} is {member.size / (1 << 20):.1f} MiB, over the "
-                    f"{MAX_FILE_BYTES >> 20} MiB helm loads"
-                )
-            unpacked += member.size
-            if unpacked > MAX_UNPACKED_BYTES:
-                raise RemoteError(f"{what} is refused: it unpacks to more than {MAX_UNPACKED_BYTES >> 20} MiB")
+        try:
+            bounds.count(member)  # helm's bounds, as the render's own readers count them
+        except Unreadable as error:
+            raise RemoteError(f"{what} is refused: {error}") from None
         try:
             tarfile.data_filter(member, target)  # the standard library's verdict too; ours came first
         except tarfile.FilterError as error:
