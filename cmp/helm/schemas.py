@@ -75,7 +75,7 @@ def _schemas(chart: Path, budget: packed.Budget) -> Iterator[tuple[str, bytes]]:
         schema = folder / SCHEMA
         if schema.is_file():
             yield prefix + SCHEMA, _read(schema, prefix + SCHEMA)
-        for entry in _subcharts(folder):
+        for entry in _subcharts(folder, budget):
             name = f"{prefix}charts/{entry.name}"
             if entry.is_dir():
                 pending.append((Path(entry.path), name + "/"))
@@ -83,13 +83,19 @@ def _schemas(chart: Path, budget: packed.Budget) -> Iterator[tuple[str, bytes]]:
                 yield from _packed_schemas(Path(entry.path), name, budget)
 
 
-def _subcharts(folder: Path) -> list[os.DirEntry[str]]:
-    """The entries of `folder`/charts that helm loads as subcharts (it skips names starting `_` or `.`)."""
+def _subcharts(folder: Path, budget: packed.Budget) -> list[os.DirEntry[str]]:
+    """The entries of `folder`/charts that helm loads as subcharts (it skips names starting `_` or `.`),
+    each counted against the budget as it is listed."""
+    listed = []
     try:
         with os.scandir(folder / "charts") as found:
-            return sorted((entry for entry in found if entry.name[:1] not in ("_", ".")), key=lambda e: e.name)
+            for entry in found:
+                budget.spend(0, members=1)
+                if entry.name[:1] not in ("_", "."):
+                    listed.append(entry)
     except (FileNotFoundError, NotADirectoryError):
         return []
+    return sorted(listed, key=lambda entry: entry.name)
 
 
 def _read(path: Path, name: str) -> bytes:

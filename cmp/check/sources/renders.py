@@ -152,7 +152,7 @@ def render_job(job: Job, store: Store | None = None) -> Rendered:
         nondeterministic = job.renderer in cached.KEYED and (
             found.nondeterministic
             if found is not None
-            else uses_nondeterministic_functions(inputs.chart, inputs.values)
+            else uses_nondeterministic_functions(inputs.chart, inputs.values, job.timeout / 4)
         )
         if nondeterministic:
             again, _ = _render_once(job, inputs)
