@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 import cmp
-from cmp.packed import is_packed
 
 _SCHEME = b"chartshare render key 4\n"  # bump with any change of the encoding below: old entries then miss
 _HELM_ENV = "KUBECONFIG"  # read by helm besides the HELM_* variables (a context's default namespace)
@@ -376,7 +375,11 @@ _OPENER = re.compile(rb"\{\{")
 def _scanned(name: str) -> bool:
     """Whether the nondeterminism scan may need the file: all but what cannot hold an action (a packed
     chart is read only under charts/)."""
-    return not name.endswith(".tgz") or is_packed(name)
+    if not name.endswith(".tgz"):
+        return True
+    from cmp.packed import is_packed  # only charts with a .tgz pay its import
+
+    return is_packed(name)
 
 
 def _helm_identity(helm: str, chart: Path, root: Path, env: Mapping[str, str]) -> bytes:
