@@ -45,6 +45,7 @@ from cmp.warm.protocol import (
     STARTED,
     STATUS_SIZE,
     Request,
+    own_environment,
     socket_path,
     status_of,
     take_lock,
@@ -203,7 +204,8 @@ def receive(client: socket, size: int) -> bytes | None:
 
 
 def _start_server(path: str) -> None:
-    """Start the warm process in a session of its own, detached from this request, unless one holds the lock
+    """Start the warm process in a session of its own, detached from this request, with an environment of its
+    own (protocol.own_environment: it serves every tenant after this one), unless one holds the lock
     (starting, serving or ending): the lock is taken here and handed to it, so a burst starts one; never
     fail."""
     lock = take_lock(path)
@@ -215,6 +217,7 @@ def _start_server(path: str) -> None:
         subprocess.Popen(  # isolated (-I): neither this folder (the repository) nor PYTHON* reach its imports
             [sys.executable, "-I", "-m", "cmp.warm.server", path, str(lock)],
             cwd="/",
+            env=own_environment(os.environ),  # this request's environment goes to its own command only
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -25,6 +25,28 @@ LENGTH_SIZE = 4  # a request's length: an unsigned big-endian int
 OUTPUT_SIZE = 8  # an answer's stdout and stderr lengths: unsigned big-endian ints
 ANSWER_HEADER = STATUS_SIZE + 2 * OUTPUT_SIZE  # sent with the child's two buffers as descriptors
 
+# The warm process's own environment: what of the environment of the request that starts it it keeps. It
+# serves every team, so it keeps where things are (programs, home, temporary files, the locale, its runtime
+# and cache folders) and chartshare's own settings (the sidecar's, never a tenant's: Argo CD hands an
+# Application's env over as ARGOCD_ENV_*), nothing a request is about (ARGOCD_APP_*, ARGOCD_ENV_*, PARAM_*,
+# KUBE_*, credentials). Each request brings its own environment, and its child runs with that one only.
+OWN_NAMES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "TMPDIR",
+        "LANG",
+        "LC_ALL",
+        "LC_CTYPE",
+        "TZ",
+        "XDG_RUNTIME_DIR",
+        "XDG_CACHE_HOME",
+    }
+)
+OWN_PREFIXES = ("CHARTSHARE_",)
+
 
 class Request:
     """One request: the caller's command line (the program's name first), working folder, umask and
@@ -55,6 +77,11 @@ class Request:
     def command(self) -> str:
         """The command's name (generate, init, ...), for the warm process's log."""
         return self.argv[1] if len(self.argv) > 1 else ""
+
+
+def own_environment(env: os._Environ[str] | dict[str, str]) -> dict[str, str]:
+    """The environment the warm process starts with, out of the environment of the request that starts it."""
+    return {key: value for key, value in env.items() if key in OWN_NAMES or key.startswith(OWN_PREFIXES)}
 
 
 def answer_header(status: int, out: int, err: int) -> bytes:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from warm_processes import CHARTSHARE, EXAMPLE, generate, servers, wait_for_socket, warm_env
+from warm_processes import CHARTSHARE, EXAMPLE, descriptors, generate, spare_child, wait_for_socket, warm_env
 
 from cmp.cache.store import Entry, Store
 from cmp.warm import protocol
@@ -70,58 +70,33 @@ def test_a_served_request_prints_what_the_command_prints_on_its_own(runtime: Pat
     assert 1 <= len(_served(runtime)) <= 5
 
 
-def _children(parent: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
-                found.append(int(entry.name))
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
-
-
-def _descriptors(pid: int) -> dict[int, str]:
-    return {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
-
-
-def _spare(runtime: Path, within: float = 10) -> int:
-    """The warm process's child waiting for the next request (once no request is in flight)."""
-    (server,) = servers(runtime)
-    deadline = time.monotonic() + within
-    while len(children := _children(server)) != 1 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(children) == 1, children
-    return children[0]
-
-
 def test_a_request_runs_in_the_child_forked_before_it_which_holds_nothing_of_the_warm_process(
     runtime: Path, helm: str
 ) -> None:
     env = warm_env(runtime)
     _run(["check", "--help"], env)
     wait_for_socket(runtime)
-    spare = _spare(runtime)
+    spare = spare_child(runtime)
     deadline = time.monotonic() + 10  # it lets go of the warm process's descriptors once it runs
-    while len(held := _descriptors(spare)) > 4 and time.monotonic() < deadline:
+    while len(held := descriptors(spare)) > 4 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [held.pop(fd) for fd in (0, 1, 2)] == ["/dev/null"] * 3
     assert [target.startswith("socket:") for target in held.values()] == [True]  # its channel, nothing else
     assert _run(generate(helm), env) == _run(generate(helm), clean_env())
     assert _served(runtime)[-1] == f"child {spare}: generate"
-    assert _spare(runtime) != spare  # the next one's
+    assert spare_child(runtime) != spare  # the next one's
 
 
 def test_a_spare_child_gone_before_its_request_leaves_the_request_served(runtime: Path, helm: str) -> None:
     env = warm_env(runtime)
     _run(["check", "--help"], env)
     wait_for_socket(runtime)
-    os.kill(_spare(runtime), signal.SIGKILL)
+    os.kill(spare_child(runtime), signal.SIGKILL)
     time.sleep(0.2)
     served = len(_served(runtime))
     assert _run(generate(helm), env) == _run(generate(helm), clean_env())
     assert len(_served(runtime)) == served + 1  # in a child forked for it
-    _spare(runtime)  # and a spare again for the next
+    spare_child(runtime)  # and a spare again for the next
 
 
 def test_the_cli_the_warm_process_preloads_reads_each_request_s_terminal(runtime: Path, helm: str) -> None:

@@ -43,6 +43,31 @@ def servers(runtime: Path) -> list[int]:
     return [pid for pid, parent in found.items() if parent not in found]
 
 
+def children(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                found.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def descriptors(pid: int) -> dict[int, str]:
+    return {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+
+
+def spare_child(runtime: Path, within: float = 10) -> int:
+    """The warm process's child waiting for the next request (once no request is in flight)."""
+    (server,) = servers(runtime)
+    deadline = time.monotonic() + within
+    while len(found := children(server)) != 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(found) == 1, found
+    return found[0]
+
+
 def wait_for_socket(runtime: Path, within: float = 20) -> Path:
     """The socket of the warm process serving from `runtime`, once it accepts."""
     deadline = time.monotonic() + within
