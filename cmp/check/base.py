@@ -241,8 +241,8 @@ def _gone(path: str | None, chart: str | None, url: str, settings: rounds.Settin
     """Whether a Git source's path is missing from the checkout its repoURL names."""
     if path is None or chart:
         return False
-    root = settings.repositories.checkout_of(url) or settings.repositories.root
-    return not (root / path.strip("/")).is_dir()
+    root = settings.repositories.folder_of(url)
+    return root is not None and not (root / path.strip("/")).is_dir()
 
 
 def relative(text: str, tree: Tree, revision: str) -> str:

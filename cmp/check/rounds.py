@@ -82,6 +82,7 @@ def render_tree(fleet: Fleet, settings: Settings) -> Tree:
         tree.jobs += planned.jobs
         tree.skipped += planned.skipped
         tree.errors += planned.errors
+        fleet.notes |= planned.notes
         if tree.errors:
             break
         pending = []

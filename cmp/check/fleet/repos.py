@@ -2,8 +2,11 @@
 
 check reads checkouts, never the network: the checkout at `--repo-root` stands for every URL its own
 remotes have (`git remote -v`), and `--repo URL=DIR` adds others. URLs compare as Argo CD's users write
-them interchangeably: scheme, user, a `.git` suffix, a trailing slash and case aside, and the scp form
-`git@host:org/repo` equal to `ssh://git@host/org/repo` and to `https://host/org/repo`.
+them interchangeably: scheme, user, port, a `.git` suffix, a trailing slash and case aside, and the scp
+form `git@host:org/repo` equal to `ssh://git@host/org/repo` and to `https://host/org/repo`. A checkout
+with remotes never stands for another repository (every service repository has a `chart/`: reading the
+wrong one is a wrong render or a false conflict); only a `--repo-root` with no remote at all (a scratch
+repository, a folder that is no checkout) stands for every URL no mapping names, and check says so once.
 """
 
 from __future__ import annotations
@@ -16,15 +19,18 @@ from pathlib import Path
 
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 _SCP = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.*)$")
+_PORT = re.compile(r":[0-9]*$")
 GIT_TIMEOUT = 10
 
 
 def normalize(url: str) -> str:
-    """host/path of a Git URL, lower case, without scheme, user, port-less `:` form, `.git` or trailing `/`."""
+    """host/path of a Git URL, lower case, without scheme, user, port, the scp form's `:`, `.git` or a
+    trailing `/`."""
     text = url.strip()
     if _SCHEME.match(text):
         text = _SCHEME.sub("", text)
-        text = text.split("@", 1)[1] if "@" in text.split("/", 1)[0] else text
+        host, slash, rest = text.partition("/")
+        text = _PORT.sub("", host.rpartition("@")[2]) + slash + rest
     else:
         scp = _SCP.match(text)
         if scp:
@@ -34,39 +40,73 @@ def normalize(url: str) -> str:
     return text.lower()
 
 
+SCRATCH_NOTE = (
+    "--repo-root {root} is no checkout with a Git remote, so it stands for every repoURL no --repo maps; "
+    "at the top of a checkout with remotes, a repoURL is read only from the checkout it names"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Repositories:
-    """The checkouts check may read, by normalised URL."""
+    """The checkouts check may read, by normalised URL; `remotes` are `root`'s own (none: a scratch
+    repository, which stands for every URL no mapping names)."""
 
     root: Path
     checkouts: Mapping[str, Path] = field(default_factory=dict)
+    remotes: tuple[str, ...] = ()
 
     def checkout_of(self, url: str) -> Path | None:
-        """The folder holding the repository at `url`, or None when no checkout stands for it."""
+        """The folder holding the repository at `url`, or None when no checkout is named for it."""
         return self.checkouts.get(normalize(url)) if url else None
+
+    def folder_of(self, url: str) -> Path | None:
+        """Where an Application source of `url` is read: its checkout; `root` for a source without a
+        repoURL or, in a scratch repository, for any URL; None when no checkout holds it (skip the app)."""
+        found = self.checkout_of(url)
+        if found is not None:
+            return found
+        return self.root if not url or not self.remotes else None
+
+    def stands_in(self, url: str) -> bool:
+        """Whether `root` is read for `url` only because it is a scratch repository (say so once)."""
+        return bool(url) and not self.remotes and self.checkout_of(url) is None
+
+    def unmapped(self, url: str) -> str:
+        """Why a source of `url` is not read, naming the mapping that would read it."""
+        return (
+            f"repoURL {url} is not a remote of --repo-root {self.root} (its remotes: {', '.join(self.remotes)}); "
+            f"check reads no other repository in its place: pass --repo {url}=DIR to read it from its checkout"
+        )
 
     @classmethod
     def build(cls, root: Path, remotes: Iterable[str], given: Iterable[tuple[str, Path]]) -> Repositories:
-        checkouts = {normalize(url): root for url in remotes}
+        own = tuple(remotes)
+        checkouts = {normalize(url): root for url in own}
         checkouts.update((normalize(url), folder) for url, folder in given)
-        return cls(root, checkouts)
+        return cls(root, checkouts, own)
 
 
 def remotes_of(root: Path) -> list[str]:
-    """The fetch URLs of the checkout's remotes; none when `root` is no Git checkout or git is missing."""
+    """The fetch URLs of the checkout's remotes; none when `root` is not the top of a Git checkout (a
+    folder inside one is no checkout of its remotes: Argo CD reads source paths from the top) or git is
+    missing."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top is None or Path(top.strip()).resolve() != root.resolve():
+        return []
+    listed = _git(root, "remote", "-v")
+    if listed is None:
+        return []
+    return sorted({line.split()[1] for line in listed.splitlines() if len(line.split()) >= 2})
+
+
+def _git(root: Path, *args: str) -> str | None:
     try:
-        listed = subprocess.run(
-            ["git", "-C", str(root), "remote", "-v"],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False
         )
     except (OSError, subprocess.SubprocessError):
-        return []
-    if listed.returncode != 0:
-        return []
-    return sorted({line.split()[1] for line in listed.stdout.splitlines() if len(line.split()) >= 2})
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def parse_mapping(text: str, base: Path) -> tuple[str, Path]:

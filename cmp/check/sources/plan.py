@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cmp.check.fleet.applications import Application, Skip, Source
-from cmp.check.fleet.repos import Repositories
+from cmp.check.fleet.repos import SCRATCH_NOTE, Repositories
 from cmp.check.sources import directory, kustomize, repo_server
 from cmp.errors import ChartShareError
 from cmp.inputs.paths import CONFIG_FILE
@@ -51,6 +51,7 @@ class Plan:
     jobs: list[Job]
     skipped: list[Skip]
     errors: list[str]
+    notes: set[str] = field(default_factory=set)  # said once on stderr
 
 
 def plan(
@@ -62,11 +63,21 @@ def plan(
     timeout: float,
 ) -> Plan:
     """Which sources to render with which renderer, as Argo CD would choose; the rest skipped with a reason.
-    A source renders from the checkout its repoURL maps to, else from the repository root."""
+    A source renders from the checkout its repoURL names; a repository root without remotes stands for
+    any other (said once), one with remotes for none (the app is skipped naming the --repo that reads it)."""
     result = Plan([], [], [])
     for app in applications:
+        git = [source for source in app.sources if not source.chart]  # a chart's repoURL is no Git repository
+        unread = [source for source in git if repositories.folder_of(source.repo_url) is None]
+        if unread:  # Argo CD could not render the app without that source; check reads no other in its place
+            result.skipped.append(Skip(app.name, f"{unread[0].label}: {repositories.unmapped(unread[0].repo_url)}"))
+            continue
+        if any(repositories.stands_in(source.repo_url) for source in git):
+            result.notes.add(SCRATCH_NOTE.format(root=repositories.root))
+        refs = [source for source in git if source.ref]  # where `$ref/` value files are read
         for source in app.sources:
-            root = repositories.checkout_of(source.repo_url) or repositories.root
+            url = source.repo_url if not source.chart else refs[0].repo_url if refs else ""
+            root = repositories.folder_of(url) or repositories.root  # every Git source's was found above
             try:
                 choice = choose_renderer(source, root)
             except ChartShareError as error:
