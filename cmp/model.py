@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Mapping
 from typing import Any, NamedTuple, TypeAlias
 
 GroupKind: TypeAlias = tuple[str, str]  # (API group, kind): "" is the core group
@@ -94,6 +95,23 @@ EXACT_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?(?:\+[
 CHART_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # one path segment: a file name, never `..` or `a/b`
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 REMOTE_SCHEMES = ("https://", "http://", "oci://")
+
+
+DEFAULT_PROJECT = "default"  # the project of an app naming none, and of a request without ARGOCD_APP_PROJECT_NAME
+
+
+class Access(NamedTuple):
+    """Whose credentials a request may use: the repositories file (CHARTSHARE_REPOSITORIES, "" for none) and
+    the request's AppProject, which a `projects:` entry of that file must name to serve it."""
+
+    repositories: str = ""
+    project: str = DEFAULT_PROJECT
+
+    @classmethod
+    def of(cls, env: Mapping[str, str], project: str | None = None) -> Access:
+        """The access of a request's environment (`project`, when given, is the Application's own)."""
+        named = project if project is not None else env.get("ARGOCD_APP_PROJECT_NAME", "")
+        return cls(env.get("CHARTSHARE_REPOSITORIES", ""), named or DEFAULT_PROJECT)
 
 
 class RemoteChart(NamedTuple):

@@ -132,7 +132,10 @@ def may_create_apps(job: Job, cache_root: Path) -> bool:
     `argoproj.io`, or an archive (a packaged chart) that might. A shard renders these for every app."""
     places = {job.app_dir}
     if job.remote is not None:
-        folder = chart_store(cache_root).lookup(job.remote)
+        try:
+            folder = chart_store(cache_root, access=job.access).lookup(job.remote)
+        except ChartShareError:
+            return True  # an unreadable repositories file: the render reports it
         if folder is None:
             return True  # not fetched yet: it may
         places = {folder}

@@ -13,7 +13,7 @@ from pathlib import Path
 from cmp.errors import ChartShareError, PathError
 from cmp.inputs.config import cache_root, default_helm, merged
 from cmp.inputs.paths import config_file, find_repo_root
-from cmp.model import RemoteChart
+from cmp.model import Access, RemoteChart
 from cmp.ownership.rules import Ownership
 from cmp.remote.deadline import Deadline
 from cmp.remote.dependencies import Build, ensure
@@ -52,7 +52,7 @@ def init(
     seconds = timeout if timeout is not None else DEFAULT_TIMEOUT
     helm = helm or default_helm(env)
     cache = cache_root(env)
-    store = chart_store(cache)
+    store = chart_store(cache, env)
     if ownership is not None and isinstance(ownership.chart, RemoteChart):
         fetcher = Fetcher(store, helm, Deadline(seconds, REMOTE_HINT), env)
         where = ownership.display or ownership.path.name
@@ -60,5 +60,5 @@ def init(
             return fetch(ownership.chart, fetcher).lines
         except ChartShareError as error:
             raise type(error)(f"{where}: chart: {error}") from None
-    chart = chart_of(ownership, app_dir, root, cache)
+    chart = chart_of(ownership, app_dir, root, cache, Access.of(env))
     return ensure(Build(chart, root, helm, Deadline(seconds), env, store))

@@ -18,6 +18,7 @@ from cmp.errors import ParameterError, PathError, UsageError
 from cmp.inputs import parameters
 from cmp.inputs.parameters import Value
 from cmp.inputs.paths import config_file, find_repo_root, resolve_path, resolve_values_files, resolved
+from cmp.model import Access
 
 DEFAULT_TIMEOUT = 45.0  # Argo CD SIGKILLs a plugin at 60 s; helm must be stopped, and reported, before that
 MAX_PARAMETER_TIMEOUT = 55.0  # what an Application may ask for: the rest of Argo CD's 60 s is chartshare's
@@ -58,6 +59,7 @@ class Config(NamedTuple):
     output: str = "yaml"
     cache: bool = True  # False: --no-cache
     max_output: int = GRPC_LIMIT_MB << 20
+    access: Access = Access()  # the repositories file and the AppProject: which stored charts it may be served
 
     @property
     def release(self) -> str:
@@ -188,6 +190,7 @@ def build(app_dir: Path, flags: Mapping[str, Value], env: Mapping[str, str]) -> 
         output=flag("output") or "yaml",
         cache=flag("no-cache") != "true",
         max_output=_grpc_limit(env) << 20,
+        access=Access.of(env),
     )
 
 

@@ -209,7 +209,7 @@ def _decisions(config: Config, chart: Path, env: Mapping[str, str]) -> str:
             helm=config.helm,
             deadline=Deadline(DEPENDENCY_TIMEOUT),
             env=env,
-            store=chart_store(config.cache_root),
+            store=chart_store(config.cache_root, env, config.access),
         )
         dependencies.ensure(build_spec)
         outcome = render(config)

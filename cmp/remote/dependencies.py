@@ -215,8 +215,9 @@ def _package_local(build: Build, dependency: Dependency) -> str:
 
 
 def _dependency_build(build: Build, dependencies: Sequence[Dependency], fetched: Sequence[Dependency]) -> list[str]:
-    """`helm dependency build` in a private helm home holding only this request's credentials."""
-    secrets = credentials.load(build.env)
+    """`helm dependency build` in a private helm home holding only this request's credentials (those of the
+    entries its AppProject may use, as the store keys what it keeps)."""
+    secrets = build.store.credentials()
     remote = [dependency for dependency in dependencies if dependency.scheme in ("http", "oci")]
     with private_home(build.env) as (home, env):
         _add_repositories(build, env, secrets, [d for d in remote if d.scheme == "http"])

@@ -1,6 +1,7 @@
 """A remote chart made present in the chart store: found there, or downloaded, verified, unpacked, completed.
 
-A hit costs one stat and reads no credentials. A miss downloads the .tgz (a Helm repository over HTTP(S),
+A hit costs one stat (and, with a repositories file, reading it: the entry this request's AppProject may
+use names the entry of the store it may be served). A miss downloads the .tgz (a Helm repository over HTTP(S),
 or `helm pull` from an OCI registry), checks the pinned digest, unpacks it with every member checked,
 builds the chart's own missing dependencies into the folder, and publishes the entry read-only.
 """
@@ -14,11 +15,11 @@ from typing import NamedTuple
 
 from cmp.errors import ChartShareError, RemoteError
 from cmp.model import RemoteChart
-from cmp.remote import credentials, oci, repository
+from cmp.remote import oci, repository
 from cmp.remote.archive import unpack
 from cmp.remote.deadline import Deadline
 from cmp.remote.dependencies import Build, ensure
-from cmp.remote.store import CHART_FOLDER, Store
+from cmp.remote.store import CHART_FOLDER, Store, source_url
 
 
 class Fetcher(NamedTuple):
@@ -45,11 +46,17 @@ def fetch(chart: RemoteChart, how: Fetcher) -> Fetched:
 
     def fill(scratch: Path) -> None:
         archive = scratch / f"{chart.name}-{chart.version}.tgz"
-        secrets = credentials.load(how.env)
-        if chart.oci:
-            oci.download(chart, archive, secrets, how.deadline, helm=how.helm, env=how.env)
-        else:
-            repository.download(chart, archive, secrets, how.deadline)
+        secrets = how.store.credentials()  # the same entries the store's key was chosen from
+        try:
+            if chart.oci:
+                oci.download(chart, archive, secrets, how.deadline, helm=how.helm, env=how.env)
+            else:
+                repository.download(chart, archive, secrets, how.deadline)
+        except ChartShareError as error:
+            withheld = secrets.withheld(source_url(chart))
+            if not withheld or withheld in str(error):
+                raise
+            raise type(error)(f"{error}; {withheld}") from None
         digest = digest_of(archive)
         if chart.digest and digest != chart.digest:
             raise RemoteError(

@@ -1,6 +1,10 @@
-"""The chart store: `$CHARTSHARE_CACHE/charts/`, downloaded charts keyed by repository, name and version.
+"""The chart store: `$CHARTSHARE_CACHE/charts/`, downloaded charts keyed by repository, name, version and grant.
 
-Two kinds of entries share one naming, `<blake2b(repository), 24 hex digits>/<name>-<version>`:
+The grant is the entry of the repositories file that fetched a chart (anonymous for none): one team's
+private chart, fetched with an entry its AppProject may use, is never served to another project's app,
+which fetches its own copy (anonymously, or with an entry of its own) and fails cleanly when the
+repository refuses it. Two kinds of entries share one naming,
+`<blake2b(repository, grant), 24 hex digits>/<name>-<version>`:
 - a dependency archive, `<name>-<version>.tgz`, which `init` copies into a chart's `charts/`;
 - a remote chart, the folder `<name>-<version>[@sha256-<digest>]/` holding the verified `.tgz` and `chart/`,
   its unpacked and checked contents with every dependency present, which `generate` renders.
@@ -20,30 +24,53 @@ import stat
 from _blake2 import blake2b  # hashlib's own; hashlib loads OpenSSL first, which a cached generate would pay
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from cmp.cache import bounded
 from cmp.errors import PathError
-from cmp.model import CHART_NAME, RemoteChart
+from cmp.model import CHART_NAME, Access, RemoteChart
+
+if TYPE_CHECKING:
+    from cmp.remote.credentials import Credentials
 
 CHART_FOLDER = "chart"
 READ_ONLY_FILE = 0o444
 READ_ONLY_FOLDER = 0o555
+ANONYMOUS = "anonymous"  # the grant of a chart fetched with no entry of the repositories file
 
 
-def chart_store(cache_root: Path, env: Mapping[str, str] | None = None) -> Store:
-    """The store inside the cache folder ($CHARTSHARE_CACHE), under the cap CHARTSHARE_CACHE_MB names."""
-    return Store(cache_root / "charts", bounded.cap_from(os.environ if env is None else env)[0])
+def chart_store(cache_root: Path, env: Mapping[str, str] | None = None, access: Access | None = None) -> Store:
+    """The store inside the cache folder ($CHARTSHARE_CACHE), under the cap CHARTSHARE_CACHE_MB names, as
+    the request of `env` (or `access`: the repositories file and the AppProject) may use it."""
+    env = os.environ if env is None else env
+    return Store(cache_root / "charts", bounded.cap_from(env)[0], access or Access.of(env))
 
 
 class Store(NamedTuple):
-    """The chart store under `root` ($CHARTSHARE_CACHE/charts); `cap` is the whole cache folder's budget."""
+    """The chart store under `root` ($CHARTSHARE_CACHE/charts); `cap` is the whole cache folder's budget;
+    `access` is whose credentials a fetch may use, and so which entries a look-up may serve."""
 
     root: Path
     cap: int = bounded.DEFAULT_MB << 20
+    access: Access = Access()
+
+    def credentials(self) -> Credentials:
+        """The repositories file's entries as the access's project may use them (read at each use: a
+        Secret mounted as a file changes under a running sidecar)."""
+        from cmp.remote import credentials
+
+        return credentials.load_for(self.access)
+
+    def grant(self, chart: RemoteChart) -> str:
+        """The credential entry a fetch of `chart` uses for this access, or anonymous. Without a repositories
+        file nothing is read (a cached generate imports no YAML)."""
+        if not self.access.repositories:
+            return ANONYMOUS
+        return self.credentials().grant(source_url(chart)) or ANONYMOUS
 
     def base(self, chart: RemoteChart) -> Path:
-        repository = blake2b(chart.repository.rstrip("/").encode(), digest_size=12).hexdigest()
+        keyed = f"{chart.repository.rstrip('/')}\n{self.grant(chart)}"
+        repository = blake2b(keyed.encode(), digest_size=12).hexdigest()
         return self.root / repository / f"{chart.name}-{chart.version}"
 
     def entry(self, chart: RemoteChart) -> Path:
@@ -127,6 +154,13 @@ class Store(NamedTuple):
         with contextlib.suppress(OSError):
             added = bounded.tree_use(str(entry))[0]
             bounded.Budget(str(self.root.parent), self.cap).charge(added, 1, keep=str(entry))
+
+
+def source_url(chart: RemoteChart) -> str:
+    """The URL whose credential entry fetches `chart`: the OCI reference, or the repository's index."""
+    if chart.oci:
+        return f"{chart.repository.rstrip('/')}/{chart.name}"
+    return chart.repository.rstrip("/") + "/index.yaml"
 
 
 def cacheable(chart: RemoteChart) -> bool:

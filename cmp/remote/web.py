@@ -141,6 +141,8 @@ def _credentials_hint(url: str, redirects: _Redirects, entry: Credential | None,
         return f"credentials are sent only to {scheme}://{host}, never to the host a redirect names"
     if entry is not None and entry.username:
         return f"check {entry.label} in {secrets.source}"
+    if withheld := secrets.withheld(url):
+        return withheld
     return f"add the repository's URL with a username and password to the file {ENV} names"
 
 

@@ -19,7 +19,7 @@ from cmp.inputs.paths import MAX_CONFIG_BYTES, confine_tree, resolve_path, shown
 
 if TYPE_CHECKING:
     from cmp.inputs.config import Config
-    from cmp.model import RemoteChart
+    from cmp.model import Access, RemoteChart
     from cmp.ownership.rules import Ownership
 
 
@@ -38,19 +38,20 @@ def ownership_of(config_path: Path | None, root: Path) -> Ownership | None:
 
 def chart_dir(config: Config, ownership: Ownership | None) -> Path:
     """The chart folder of a resolved configuration (see chart_of)."""
-    return chart_of(ownership, config.app_dir, config.repo_root, config.cache_root)
+    return chart_of(ownership, config.app_dir, config.repo_root, config.cache_root, config.access)
 
 
-def chart_of(ownership: Ownership | None, app_dir: Path, root: Path, cache_root: Path) -> Path:
+def chart_of(ownership: Ownership | None, app_dir: Path, root: Path, cache_root: Path, access: Access) -> Path:
     """The chart folder chartshare.yaml names (the app's own folder without one), confined to the
-    repository with every symlink in it; a remote chart's folder in the chart store."""
+    repository with every symlink in it; a remote chart's folder in the chart store, as `access` (the
+    request's AppProject) may be served it."""
     if ownership is None:
         if not (app_dir / "Chart.yaml").is_file():
             raise ConfigError(f"{app_dir} holds neither chartshare.yaml nor Chart.yaml; point the app at a chart")
         confine_tree(app_dir, root, "chart")
         return app_dir
     if not isinstance(ownership.chart, str):
-        return cached_chart(ownership.chart, cache_root, ownership.display or ownership.path.name)
+        return cached_chart(ownership.chart, cache_root, ownership.display or ownership.path.name, access)
     what = f"{ownership.path.name}: chart"
     chart = resolve_path(ownership.chart, ownership.path.parent, root, what)
     if not (chart / "Chart.yaml").is_file():
@@ -59,16 +60,18 @@ def chart_of(ownership: Ownership | None, app_dir: Path, root: Path, cache_root:
     return chart
 
 
-def cached_chart(chart: RemoteChart, cache_root: Path, where: str) -> Path:
-    """A remote chart's folder in the chart store; an error naming `chartshare init` when it is absent."""
+def cached_chart(chart: RemoteChart, cache_root: Path, where: str, access: Access) -> Path:
+    """A remote chart's folder in the chart store, as fetched with the entry this request's project may use;
+    an error naming `chartshare init` when it is absent."""
     from cmp.remote.store import chart_store
 
-    store = chart_store(cache_root)
+    store = chart_store(cache_root, access=access)
     folder = store.lookup(chart)
     if folder is None:
         raise ConfigError(
-            f"{where}: chart: {chart.label} is not in the chart cache {store.root}: `chartshare init` did not run "
-            "or failed (Argo CD runs it before generate; outside Argo CD, run it first with the same CHARTSHARE_CACHE)"
+            f"{where}: chart: {chart.label} is not in the chart cache {store.root} for project {access.project}: "
+            "`chartshare init` did not run or failed (Argo CD runs it before generate; outside Argo CD, run it "
+            "first with the same CHARTSHARE_CACHE, CHARTSHARE_REPOSITORIES and ARGOCD_APP_PROJECT_NAME)"
         )
     return folder
 
@@ -149,5 +152,5 @@ def quick_chart_dir(config: Config) -> Path | None:
     if not isinstance(entry, str):
         from cmp.remote.store import chart_store
 
-        return chart_store(config.cache_root).lookup(entry)
+        return chart_store(config.cache_root, access=config.access).lookup(entry)
     return resolve_path(entry, path.parent, config.repo_root, "chart")

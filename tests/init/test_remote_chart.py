@@ -80,8 +80,42 @@ def test_init_fetches_a_private_chart_that_generate_renders_without_the_network(
     assert "(pin it as chart.digest)" in first.stderr and PASSWORD not in first.stderr
     assert os.listdir(tmp_path / "scratch") == [], "the private helm home and every scratch folder are gone"
     assert _configmap(_generate(repo, env)) == {"message": "from-git", "version": "0.1.0"}, "the server is gone"
-    again = _init(repo, {**env, "CHARTSHARE_REPOSITORIES": "/nonexistent"})
-    assert again.stderr == f"chartshare: init: greeting 0.1.0 from {web.url}: from the cache\n", "no credentials read"
+    again = _init(repo, env)
+    assert again.stderr == f"chartshare: init: greeting 0.1.0 from {web.url}: from the cache\n", "the server is gone"
+
+
+def test_a_project_is_never_served_a_chart_another_project_s_credentials_fetched(helm: str, tmp_path: Path) -> None:
+    """The repositories file is sidecar-wide: its entry for team-b's private repository names team-b, and
+    team-a, writing the same chart, gets neither the credentials nor team-b's copy "from the cache"."""
+    with chart_repository(helm, tmp_path / "web", [library_chart(tmp_path / "src")], auth=True) as web:
+        secrets = _credentials(
+            tmp_path / "repositories.yaml",
+            [{"url": web.url, "username": USER, "password": PASSWORD, "projects": ["team-b", "platform-*"]}],
+        )
+        repo = _repo(tmp_path / "repo", {"repository": web.url, "name": "greeting", "version": "0.1.0"})
+        env = _env(tmp_path, helm, CHARTSHARE_REPOSITORIES=secrets)
+        team_a = {**env, "ARGOCD_APP_PROJECT_NAME": "team-a"}
+        team_b = {**env, "ARGOCD_APP_PROJECT_NAME": "team-b"}
+        refused = _init(repo, team_a)
+        fetched = _init(repo, team_b)
+        web.stop()
+        down = _init(repo, team_a)
+        defaulted = _init(repo, env)  # no ARGOCD_APP_PROJECT_NAME: project "default"
+        kept = _init(repo, team_b)
+    assert fetched.exit_code == 0 and "downloaded" in fetched.stderr, fetched.stderr
+    assert kept.stderr == f"chartshare: init: greeting 0.1.0 from {web.url}: from the cache\n"
+    withheld = f"entry [0] ({web.url}) in {secrets} serves projects team-b, platform-*, not team-a"
+    for result, project in ((refused, "team-a"), (down, "team-a"), (defaulted, "default")):
+        assert (result.exit_code, result.stdout) == (1, ""), result.stderr
+        (line,) = result.stderr.splitlines()
+        assert "from the cache" not in line and PASSWORD not in line
+        assert withheld.replace("team-a", project) in line, line
+        assert f"add {project} to its projects: if this project may use it" in line
+    assert "HTTP 401" in refused.stderr and "connection refused" in down.stderr
+    assert _configmap(_generate(repo, team_b))["message"] == "from-git"
+    denied = _generate(repo, team_a)
+    assert (denied.exit_code, denied.stdout) == (1, "")
+    assert "is not in the chart cache" in denied.stderr and "for project team-a" in denied.stderr
 
 
 def test_the_cached_chart_is_read_only(helm: str, tmp_path: Path) -> None:

@@ -53,6 +53,12 @@ def test_passwords_stay_verbatim_strings() -> None:
         ("- {url: https://x, plainHttp: yes}", "plainHttp must be true or false"),
         ("- {url: https://x/}\n- {url: https://x}", r"entries \[0\] and \[1\] have the same url"),
         ("- [", "not valid YAML"),
+        (
+            "- {url: https://x, projects: team-a}",
+            r"repositories.yaml:1: entry \[0\]: projects must be a non-empty list",
+        ),
+        ("- {url: https://x, projects: []}", r"projects must be a non-empty list; write a list of AppProject names"),
+        ("- {url: https://x, projects: [[a]]}", "projects: every item must be a project name or glob"),
     ],
 )
 def test_every_problem_names_the_file_and_entry(text: str, message: str) -> None:
@@ -74,3 +80,32 @@ def test_an_unreadable_file_says_what_to_mount(tmp_path: Path) -> None:
 
 def test_scrub_replaces_every_secret() -> None:
     assert scrub("auth robot:s3cret failed, s3cret!", ["s3cret"]) == "auth robot:*** failed, ***!"
+
+
+SCOPED = """
+- url: https://charts.example.com
+  username: wide
+  password: wide-secret
+  projects: [platform]
+- url: https://charts.example.com/team-b
+  username: team-b
+  password: b-secret
+  projects: ["team-b", "team-b-*"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("project", "user"),
+    [("team-b", "team-b"), ("team-b-batch", "team-b"), ("platform", "wide"), ("team-a", None), ("default", None)],
+)
+def test_an_entry_with_projects_serves_only_those_projects(project: str, user: str | None) -> None:
+    found = parse(SCOPED, "f", project).find("https://charts.example.com/team-b/index.yaml")
+    assert (found.username if found else None) == user
+
+
+def test_the_store_keys_a_fetch_by_the_entry_its_project_uses_and_never_another_s() -> None:
+    url = "https://charts.example.com/team-b/index.yaml"
+    grants = {project: parse(SCOPED, "f", project).grant(url) for project in ("team-b", "platform", "team-a")}
+    assert len(set(grants.values())) == 3 and grants["team-a"] == ""
+    assert "secret" not in "".join(grants.values())
+    assert parse(SCOPED, "f", "team-a").secrets == ("wide-secret", "b-secret"), "every password is still scrubbed"

@@ -19,7 +19,8 @@ from cmp.check.fleet.applications import Skip
 from cmp.check.sources.plan import Job
 from cmp.check.sources.renders import RENDER_FAILED, chartshare_config
 from cmp.errors import ChartShareError
-from cmp.model import RemoteChart
+from cmp.model import Access, RemoteChart
+from cmp.remote import credentials
 from cmp.remote.deadline import Deadline
 from cmp.remote.fetch import Fetcher, fetch
 from cmp.remote.store import chart_store
@@ -40,20 +41,20 @@ class Prepared(NamedTuple):
 
 def prepare(jobs: Sequence[Job], *, cache_root: Path, env: Mapping[str, str], offline: bool) -> Prepared:
     """Every job with the chart cache set, and each published chart present (fetched unless `offline`)."""
-    store = chart_store(cache_root)
-    folders: dict[RemoteChart, Path | str | None] = {}  # None: not in the cache (offline); str: why the fetch failed
+    # once per chart and project: the store serves each project only what it may fetch (the entry it uses)
+    folders: dict[tuple[RemoteChart, Access], Path | str | None] = {}  # None: not in the cache (offline); str: why
     prepared = Prepared([], [], [])
+    repositories = env.get(credentials.ENV, "")
     for job in jobs:
-        job = replace(job, cache_root=cache_root)
+        job = replace(job, cache_root=cache_root, repositories=repositories)
         chart = job.remote or _named_by_config(job)
         if chart is None:
             prepared.jobs.append(job)
             continue
-        if chart not in folders:
-            folders[chart] = store.lookup(chart)
-            if folders[chart] is None and not offline:
-                folders[chart] = _fetched(chart, job, cache_root, env)
-        folder = folders[chart]
+        key = (chart, job.access)
+        if key not in folders:
+            folders[key] = _found(chart, job, cache_root, env, offline)
+        folder = folders[key]
         if isinstance(folder, Path):
             prepared.jobs.append(replace(job, remote=chart, app_dir=folder if job.renderer == "helm" else job.app_dir))
         elif isinstance(folder, str):
@@ -76,11 +77,15 @@ def _named_by_config(job: Job) -> RemoteChart | None:
     return ownership.chart if ownership is not None and isinstance(ownership.chart, RemoteChart) else None
 
 
-def _fetched(chart: RemoteChart, job: Job, cache_root: Path, env: Mapping[str, str]) -> Path | str:
-    """The chart's folder in the store, or why it could not be fetched."""
+def _found(chart: RemoteChart, job: Job, cache_root: Path, env: Mapping[str, str], offline: bool) -> Path | str | None:
+    """The chart's folder in the store as the app's project may be served it (fetched unless `offline`), or
+    why it could not be had."""
+    store = chart_store(cache_root, env, job.access)
     deadline = Deadline(FETCH_SECONDS, FETCH_HINT, "for a chart check fetches")
     try:
-        return fetch(chart, Fetcher(chart_store(cache_root), job.helm, deadline, env)).folder
+        if offline:
+            return store.lookup(chart)
+        return fetch(chart, Fetcher(store, job.helm, deadline, env)).folder
     except ChartShareError as error:
         return str(error)
 

@@ -21,6 +21,7 @@ from cmp.check.fleet.applications import Skip
 from cmp.check.sources.plan import Job
 from cmp.check.sources.renders import RENDER_FAILED, chartshare_config
 from cmp.errors import ChartShareError
+from cmp.model import Access
 from cmp.remote import dependencies
 from cmp.remote.deadline import Deadline
 from cmp.remote.store import chart_store
@@ -50,20 +51,22 @@ def complete(
     jobs: Sequence[Job], scratch: Path, *, cache_root: Path, env: Mapping[str, str], offline: bool
 ) -> Completed:
     """Every job, those whose chart in Git lacks dependencies pointed at a completed copy under `scratch`
-    (a folder the caller removes once the renders are done). One chart is built once for all its apps."""
+    (a folder the caller removes once the renders are done). One chart is built once for all its apps of
+    one AppProject (each project builds with the credentials it may use)."""
     done = Completed()
-    built: dict[Path, Path | Lacking | str] = {}  # str: why the build failed
+    built: dict[tuple[Path, Access], Path | Lacking | str] = {}  # str: why the build failed
     for job in jobs:
         chart = git_chart(job)
         if chart is None or not _missing(chart):
             done.jobs.append(job)
             continue
-        if chart not in built:
+        key = (chart, job.access)
+        if key not in built:
             try:
-                built[chart] = _build(job, chart, scratch, cache_root, env, offline)
+                built[key] = _build(job, chart, scratch, cache_root, env, offline)
             except (ChartShareError, OSError) as error:
-                built[chart] = f"dependencies of {chart.name}: {error}"
-        outcome = built[chart]
+                built[key] = f"dependencies of {chart.name}: {error}"
+        outcome = built[key]
         if isinstance(outcome, Path):
             done.jobs.append(replace(job, built=outcome))
         elif isinstance(outcome, Lacking):
@@ -103,7 +106,7 @@ def _build(
     job: Job, chart: Path, scratch: Path, cache_root: Path, env: Mapping[str, str], offline: bool
 ) -> Path | Lacking:
     """The chart's completed copy, or (offline) the first dependency the cache lacks."""
-    store = chart_store(cache_root)
+    store = chart_store(cache_root, env, job.access)
     if offline:
         for dependency in _missing(chart):
             if dependency.scheme in ("http", "oci") and not (

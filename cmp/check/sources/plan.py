@@ -21,7 +21,7 @@ from cmp.check.fleet.repos import SCRATCH_NOTE, Repositories
 from cmp.check.sources import directory, kustomize, repo_server
 from cmp.errors import ChartShareError
 from cmp.inputs.paths import CONFIG_FILE
-from cmp.model import CHART_NAME, EXACT_VERSION, REMOTE_SCHEMES, RemoteChart
+from cmp.model import CHART_NAME, DEFAULT_PROJECT, EXACT_VERSION, REMOTE_SCHEMES, Access, RemoteChart
 
 PLUGIN_NAME = "chartshare-v1"  # plugin.yaml: metadata.name chartshare, spec.version v1
 _REGISTRY_PATH = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]+)?(?:/|$)")  # host[:port]/path, as Argo CD's Helm OCI
@@ -42,6 +42,12 @@ class Job:
     remote: RemoteChart | None = None  # the published chart it renders (cmp/check/sources/charts.py sets app_dir to it)
     cache_root: Path | None = None  # $CHARTSHARE_CACHE, once cmp/check/sources/charts.py has made remote charts present
     built: Path | None = None  # the chart's scratch copy with its dependencies (cmp/check/sources/dependencies.py)
+    repositories: str = ""  # CHARTSHARE_REPOSITORIES of the run, which the app's spec.project may use
+
+    @property
+    def access(self) -> Access:
+        """The credentials the app's project may use, and so the stored charts it may be served."""
+        return Access(self.repositories, self.app.project or DEFAULT_PROJECT)
 
 
 @dataclass(frozen=True, slots=True)

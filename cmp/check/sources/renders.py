@@ -273,6 +273,8 @@ def chartshare_config(job: Job) -> Config:
     env = repo_server.plugin_env(job.app, job.source)
     if job.cache_root is not None:
         env["CHARTSHARE_CACHE"] = str(job.cache_root)
+    if job.repositories:
+        env["CHARTSHARE_REPOSITORIES"] = job.repositories
     given = {"repo-root": str(job.repo_root), "helm": job.helm, "timeout": f"{job.timeout:g}"}
     return options(job.app_dir, given).resolve(env)
 

@@ -117,10 +117,35 @@ def test_raw_shows_the_object_the_rules_give_one_app(fleet: tuple[Path, dict[str
     )
 
 
-def test_offline_renders_the_same_from_a_warm_cache_without_credentials(fleet: tuple[Path, dict[str, str]]) -> None:
+def test_offline_renders_the_same_from_a_warm_cache(fleet: tuple[Path, dict[str, str]]) -> None:
     repo, env = fleet
-    result = _check(repo, {**env, "CHARTSHARE_REPOSITORIES": "/nonexistent"}, "--offline")
+    result = _check(repo, env, "--offline")
     assert (result.exit_code, result.stdout) == (0, env["first"]), result.stderr
+
+
+@pytest.mark.parametrize("projects", [None, ["team-b"], ["default"]])
+def test_a_chart_fetched_with_credentials_is_served_only_to_a_project_that_may_use_them(
+    fleet: tuple[Path, dict[str, str]], tmp_path: Path, projects: list[str] | None
+) -> None:
+    """The OCI chart was fetched with the registry's entry; the Applications' spec.project is "default"."""
+    repo, env = fleet
+    checked = {**env}
+    if projects is None:
+        del checked["CHARTSHARE_REPOSITORIES"]
+    else:
+        entries = yaml.safe_load(Path(env["CHARTSHARE_REPOSITORIES"]).read_text())
+        scoped = tmp_path / "repositories.yaml"
+        scoped.write_text(yaml.safe_dump([{**entry, "projects": projects} for entry in entries]))
+        checked["CHARTSHARE_REPOSITORIES"] = str(scoped)
+    result = _check(repo, checked, "--offline")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    if projects == ["default"]:
+        assert result.stdout == env["first"], "the same entry, and the project may use it"
+        return
+    assert [row["name"] for row in report["applications"]] == ["git-chart", "helm-repo", "shared"]
+    (skipped,) = report["skipped"]
+    assert skipped["app"] == "oci" and "is not in the chart cache (--offline)" in skipped["reason"]
 
 
 def test_offline_with_a_cold_cache_skips_each_published_chart_with_its_fix(
