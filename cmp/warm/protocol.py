@@ -68,9 +68,18 @@ class Request:
 
     @classmethod
     def decode(cls, data: bytes) -> Request:
+        """The request `encode` made; a ValueError for bytes it cannot have made (anyone of this user may
+        connect: the warm process refuses such a request before any child sees it)."""
         fields = data.decode("utf-8", "surrogateescape").split("\0")
+        if len(fields) < 3 or not all(field.isascii() and field.isdigit() for field in fields[1:3]):
+            raise ValueError("no working folder, umask and argument count")
         cwd, umask, count = fields[0], int(fields[1]), int(fields[2])
-        env = dict(entry.partition("=")[::2] for entry in fields[3 + count :])
+        if umask > 0o777 or 3 + count > len(fields):
+            raise ValueError(f"umask {umask:o} or {count} arguments in {len(fields)} fields")
+        entries = fields[3 + count :]
+        if not all(entry.find("=") > 0 for entry in entries):
+            raise ValueError("an environment entry that is not NAME=VALUE")
+        env = dict(entry.partition("=")[::2] for entry in entries)
         return cls(fields[3 : 3 + count], cwd, umask, env)
 
     @property

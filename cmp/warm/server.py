@@ -4,26 +4,28 @@
 
 It holds the lock beside SOCKET (handed over by the caller that started it, else taken here) for as long
 as it lives, listens on SOCKET (in a folder only its user may enter), reads each request without blocking
-(a caller that does not send it within READ seconds is refused) and hands it to a child forked ahead of it
-(a spare, which waits for its request holding no descriptor of this process's: a request then starts
-without waiting for the fork of a loaded process, 1.5 ms), or forks one for it, and forgets it: the
-child starts a session of its own, takes the caller's stdin, folder, umask and environment, runs the command as the
-console entry point would into buffers of its own, and sends the caller its status and the two buffers'
-lengths in one answer that carries the buffers as descriptors. So a warm process that dies does not take
-the requests in flight along: their children answer all the same. A caller that goes away (Argo CD's
-deadline kills it) has its child stopped the way Argo CD stops a command: SIGTERM (chartshare then kills
-helm's process group), then SIGKILL 5 s later.
+(a caller that does not send it within READ seconds, or sends what does not decode, is refused) and
+hands it to a child forked ahead of it (a spare, which waits for its request holding no descriptor of this
+process's: a request then starts without waiting for the fork of a loaded process, 1.5 ms), or forks one
+for it, and forgets it: the child starts a session of its own, takes the caller's stdin, folder, umask
+and environment, runs the command as the console entry point would into buffers of its own, and sends
+the caller its status and the two buffers' lengths in one answer that carries the buffers as descriptors.
+So a warm process that dies does not take the requests in flight along: their children answer all the
+same. A caller that goes away (Argo CD's deadline kills it) has its child stopped the way Argo CD stops a
+command: SIGTERM (chartshare then kills helm's process group), then SIGKILL 5 s later.
 
 The loop reacts to each event of one `select` on its own (a child that ended, a caller that left, a
 request that arrived, in any order): an event of a request already over is ignored, and an event that
-fails ends that request only. The process's own events go to a log beside the socket (LOG_BYTES at most,
-one older generation kept). It ends after CHARTSHARE_WARM_IDLE seconds (600) without a request, or as soon
+fails ends that request only. Out of descriptors, the listener rests (REST seconds at a time) rather than
+spin on callers it cannot accept. The process's own events go to a log beside the socket (LOG_BYTES at
+most, one older generation kept). It ends after CHARTSHARE_WARM_IDLE seconds (600) without a request, or as soon
 as its socket is replaced or removed, or its installation is gone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import selectors
 import signal
@@ -40,6 +42,8 @@ from cmp.warm.spare import Spare
 IDLE = "CHARTSHARE_WARM_IDLE"
 GRACE = 5.0  # seconds between SIGTERM and SIGKILL, as Argo CD gives a command's process group
 READ = 0.5  # seconds a caller may take to send its request (its own hand-over gives up at protocol.HAND_OVER)
+REST = 0.5  # seconds the listener rests when there is no descriptor (or memory) to accept a caller with
+_OUT_OF = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})  # what a rest may cure
 LOG_BYTES = 256 << 10
 _LARGEST_REQUEST = 16 << 20  # a command line and environment never come near it
 
@@ -69,19 +73,38 @@ def preload() -> None:
 
 class Log:
     """The warm process's own events, one line each, in a file that never outgrows LOG_BYTES (twice, with
-    the older generation beside it); a log that cannot be written is no reason to stop serving."""
+    the older generation beside it); a log that cannot be written is no reason to stop serving. It keeps a
+    descriptor in reserve, so that running out of them is logged too."""
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.reserve = _reserve()
 
     def __call__(self, line: str) -> None:
         with contextlib.suppress(OSError):
             if os.path.getsize(self.path) > LOG_BYTES:
                 os.replace(self.path, self.path + ".1")
-        with contextlib.suppress(OSError):
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            with open(fd, "a", encoding="utf-8") as log:
-                log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {os.getpid()} {line}\n")
+        try:
+            self._write(line)
+        except OSError as error:
+            if error.errno not in (errno.EMFILE, errno.ENFILE) or self.reserve is None:
+                return
+            os.close(self.reserve)
+            with contextlib.suppress(OSError):
+                self._write(line)
+            self.reserve = _reserve()
+
+    def _write(self, line: str) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with open(fd, "a", encoding="utf-8") as log:
+            log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {os.getpid()} {line}\n")
+
+
+def _reserve() -> int | None:
+    try:
+        return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
 
 
 class Tenant:
@@ -124,6 +147,8 @@ class Loop:
         self.last = time.monotonic()
         self.spares = spares  # keep a child forked ahead of the next request
         self.spare: Spare | None = None
+        self.resting_until: float | None = None  # the listener rests (out of descriptors) until then
+        self.short = False  # out of descriptors since the backlog was last emptied (said once in the log)
         selector.register(listener, selectors.EVENT_READ, ("listener", None))
         self.fork_spare()
 
@@ -148,7 +173,11 @@ class Loop:
                     self.drop(tenant)
 
     def tick(self, now: float) -> None:
-        """Refuse requests not read in time, SIGKILL children whose grace ran out, reap the abandoned."""
+        """Refuse requests not read in time, SIGKILL children whose grace ran out, reap the abandoned, and
+        listen again after a rest."""
+        if self.resting_until is not None and now >= self.resting_until:
+            self.resting_until = None
+            self.selector.register(self.listener, selectors.EVENT_READ, ("listener", None))
         for tenant in list(self.tenants):
             try:
                 if tenant.pid is None and now > tenant.until:
@@ -166,11 +195,18 @@ class Loop:
             self.unreaped.discard(pid)
 
     def accept(self) -> None:
-        """Every caller waiting in the backlog, each to be read as its bytes arrive."""
+        """Every caller waiting in the backlog, each to be read as its bytes arrive; out of descriptors, the
+        listener rests (see `rest`)."""
         while True:
             try:
                 caller, _ = self.listener.accept()
             except (BlockingIOError, InterruptedError):
+                self.short = False  # every caller waiting was accepted
+                return
+            except OSError as error:
+                if error.errno not in _OUT_OF:
+                    raise
+                self.rest(error)
                 return
             self.last = time.monotonic()
             tenant = Tenant(caller, self.last + READ)
@@ -181,6 +217,16 @@ class Loop:
                 continue
             self.selector.register(caller, selectors.EVENT_READ, ("request", tenant))
 
+    def rest(self, error: OSError) -> None:
+        """No descriptor (or memory) to accept a caller with: the listener stays readable while its callers
+        wait in the backlog, so stop listening for REST seconds rather than spin, and say so once until the
+        backlog is emptied again. The callers wait, or run their command themselves after their hand-over."""
+        self.selector.unregister(self.listener)
+        self.resting_until = time.monotonic() + REST
+        if not self.short:
+            self.short = True
+            self.log(f"cannot accept requests ({error.strerror}): listening again every {REST:g} s until it can")
+
     def read(self, tenant: Tenant) -> None:
         """What of the request has arrived, without waiting; the child is forked once it is whole."""
         caller = tenant.caller
@@ -190,33 +236,37 @@ class Loop:
                 tenant.fds += fds
                 tenant.header += data
             else:
-                data = caller.recv(self._wanted(tenant) - len(tenant.body))
+                data = caller.recv(int.from_bytes(tenant.header, "big") - len(tenant.body))
                 tenant.body += data
         except (BlockingIOError, InterruptedError):
             return
         if not data:
             self.drop(tenant)  # the caller gave up first: nothing started, it runs the command itself
             return
-        if len(tenant.header) < LENGTH_SIZE or len(tenant.body) < self._wanted(tenant):
+        if len(tenant.header) < LENGTH_SIZE:
             return
-        if len(tenant.fds) != 1:
+        wanted = int.from_bytes(tenant.header, "big")
+        if wanted > _LARGEST_REQUEST:
+            self.refuse(tenant, f"it announced {wanted} bytes, over {_LARGEST_REQUEST}")
+        elif len(tenant.body) < wanted:
+            return
+        elif len(tenant.fds) != 1:
             self.refuse(tenant, "it did not come with the caller's stdin")
-            return
-        self.start(tenant, bytes(tenant.body))
-
-    def _wanted(self, tenant: Tenant) -> int:
-        length = int.from_bytes(tenant.header, "big")
-        if length > _LARGEST_REQUEST:
-            raise ValueError(f"a request of {length} bytes")
-        return length
+        else:
+            self.start(tenant, bytes(tenant.body))
 
     def start(self, tenant: Tenant, body: bytes) -> None:
-        """Run the request in the spare, or in a child forked for it when there is none (or it is gone)."""
+        """Run the request in the spare, or in a child forked for it when there is none (or it is gone).
+        A request that does not decode is refused here, before any child sees it (so the spare is kept)."""
+        try:
+            request = Request.decode(body)
+        except ValueError as error:
+            self.refuse(tenant, f"it is malformed ({error})")
+            return
         spare, self.spare = self.spare, None
-        taken = spare is not None and spare.take(body, tenant.fds[0], tenant.caller)
-        request = Request.decode(body)  # for the log, and a child forked for it (a spare decodes its own)
-        if spare is not None and taken:
-            pid, tenant.done = spare.pid, spare.done
+        if spare is not None and spare.take(body, tenant.fds[0], tenant.caller):
+            pid = tenant.pid = spare.pid  # (the spare decodes the same bytes)
+            tenant.done = spare.done
         else:
             if spare is not None:
                 spare.end()
@@ -226,8 +276,8 @@ class Loop:
                     self.run(request, tenant.fds[0], tenant.caller)  # never returns
                 finally:
                     os._exit(1)
+            tenant.pid = pid  # from here on, whatever fails, `drop` kills and reaps it
             tenant.done = os.pidfd_open(pid)
-        tenant.pid = pid
         for fd in tenant.fds:
             os.close(fd)
         tenant.fds = []
@@ -318,7 +368,9 @@ def serve(path: str, lock: int | None = None) -> None:
     why = "ended"
     try:
         while True:
-            waiting = any(tenant.pid is None or tenant.stopped_at for tenant in loop.tenants)
+            waiting = loop.resting_until is not None or any(
+                tenant.pid is None or tenant.stopped_at for tenant in loop.tenants
+            )
             loop.dispatch(key.data for key, _ in loop.selector.select(timeout=0.1 if waiting else 1.0))
             now = time.monotonic()
             loop.tick(now)

@@ -354,6 +354,21 @@ def test_a_request_reads_back_as_it_was_sent(argv: list[str], cwd: str, umask: i
     assert (request.argv, request.cwd, request.umask, request.env) == (argv, cwd, umask, env)
 
 
+@given(
+    st.binary(max_size=200)
+    | st.lists(st.sampled_from(["", "/", "0", "18", "2", "a=b", "=b", "x"])).map(
+        lambda fields: "\0".join(fields).encode()
+    )
+)
+def test_bytes_a_caller_did_not_encode_are_a_value_error(data: bytes) -> None:
+    """Anyone of this user may connect: the warm process refuses what does not decode, before a child runs."""
+    try:
+        request = protocol.Request.decode(data)
+    except ValueError:
+        return
+    assert protocol.Request.decode(request.encode()).encode() == request.encode()
+
+
 def _gone(pid: int, within: float) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
