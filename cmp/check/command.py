@@ -21,7 +21,7 @@ from cmp import __version__
 from cmp.cache.store import Store
 from cmp.check import base as base_fleet
 from cmp.check import rounds
-from cmp.check.analysis import conflicts, live
+from cmp.check.analysis import conflicts, identity, live
 from cmp.check.analysis.conflicts import Report
 from cmp.check.analysis.lifecycle import LastSpecs, lifecycle, unjudged
 from cmp.check.analysis.live import ANNOTATION_TRACKING, Tracking
@@ -29,7 +29,8 @@ from cmp.check.fleet import applications, inventory
 from cmp.check.fleet.applications import Fleet, Skip
 from cmp.check.fleet.generators.clusters import read_clusters
 from cmp.check.fleet.repos import Repositories, parse_mapping, remotes_of
-from cmp.check.output import document, json_report, junit, text_report
+from cmp.check.output import baseline, document, text_report
+from cmp.check.output.formats import FORMATS, Settings
 from cmp.check.output.merge import merge
 from cmp.check.output.shards import Shard
 from cmp.check.sources import renders
@@ -51,6 +52,18 @@ class Outcome:
     notices: list[str] = field(default_factory=list)  # why the render cache could not be used, once each
     failed: int = 0  # apps whose render failed (skipped with `render failed: ...`): exit 1
     skipped: int = 0  # apps with a skipped source: exit 1 with --strict
+    files: tuple[tuple[Path, str], ...] = ()  # what to write besides stdout: --report files, the baseline
+    recorded: bool = False  # --write-baseline: the findings are recorded, so the run passes
+
+
+@dataclass(frozen=True, slots=True)
+class Reports:
+    """What one run writes from its one analysis: stdout's format, more formats into files (`--report`),
+    and the baseline it reads (`--baseline`) or records (`--write-baseline`)."""
+
+    files: tuple[tuple[str, Path], ...] = ()  # (format, file)
+    baseline: Path | None = None
+    write_baseline: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +118,7 @@ def check_fleet(
     shard: Shard | None = None,
     cache: bool = True,
     base: str | None = None,
+    reports: Reports = Reports(),
 ) -> Outcome:
     """Render every Application under `paths` from the repository at `root` and report on them (or, for a
     shard, on the apps of that shard, as a claims document). `progress` (for a terminal) is called only
@@ -181,15 +195,52 @@ def check_fleet(
         entries = lifecycle(found.apps, apps, live_objects, tracking, unsure, last or LastSpecs())
         missing = unjudged(found.skipped, {*apps, *(skip.app for skip in skipped)})
         report = replace(report, lifecycle=tuple(entries), unjudged=tuple(missing))
-    text = formatted(report, output_format, raw)
+    return publish(report, raw, output_format, reports, root, notes=sorted(loaded.notes), notices=notices)
+
+
+def publish(
+    report: Report,
+    raw: bool,
+    output_format: str,
+    reports: Reports,
+    root: Path,
+    *,
+    notes: Sequence[str] = (),
+    notices: Sequence[str] = (),
+) -> Outcome:
+    """Every report of one analysis: stdout's and each --report file's, with the baseline's findings marked
+    known (or today's recorded); what fails the run counts only what the baseline does not know."""
+    if reports.baseline is not None:
+        try:
+            known = baseline.read(reports.baseline.read_text(encoding="utf-8"), str(reports.baseline))
+        except (OSError, UnicodeDecodeError) as problem:
+            why = problem.strerror if isinstance(problem, OSError) else "not UTF-8 text"
+            return Outcome(errors=[f"--baseline {reports.baseline}: cannot read: {why}"], notices=list(notices))
+        except baseline.NotBaseline as problem:
+            return Outcome(errors=[f"--baseline {problem}"], notices=list(notices))
+        report = replace(report, known=frozenset(known))
+    files = [(path, formatted(report, name, raw, root)) for name, path in reports.files]
+    if reports.write_baseline is not None:
+        files.append((reports.write_baseline, baseline.write(report)))
     failed, skipped_apps = counts(report)
-    notes = sorted(loaded.notes)
-    return Outcome(text, failures(report), notes=notes, notices=notices, failed=failed, skipped=skipped_apps)
+    return Outcome(
+        formatted(report, output_format, raw, root),
+        failures(report),
+        notes=list(notes),
+        notices=list(notices),
+        failed=failed,
+        skipped=skipped_apps,
+        files=tuple(files),
+        recorded=reports.write_baseline is not None,
+    )
 
 
 def failures(report: Report) -> int:
-    """What makes check exit 1 as a conflict does: each conflict, and each lifecycle entry that is not safe."""
-    return len(report.conflicts) + sum(1 for entry in report.lifecycle or () if not entry.safe)
+    """What makes check exit 1 as a conflict does: each conflict, and each lifecycle entry that is not safe,
+    that the baseline (if any) does not know."""
+    new = [conflict for conflict in report.conflicts if not identity.known_conflict(report, conflict)]
+    unsafe = [entry for entry in report.lifecycle or () if not entry.safe and not identity.known_entry(report, entry)]
+    return len(new) + len(unsafe)
 
 
 def counts(report: Report) -> tuple[int, int]:
@@ -199,22 +250,19 @@ def counts(report: Report) -> tuple[int, int]:
     return len(failed), len({skip.app for skip in [*report.skipped, *report.unjudged]})
 
 
-def merge_claims(paths: Sequence[Path], *, output_format: str = "text") -> Outcome:
-    """The report of a fleet from its shards' claims documents: what a single run would print."""
+def merge_claims(
+    paths: Sequence[Path], *, output_format: str = "text", reports: Reports = Reports(), root: Path = Path(".")
+) -> Outcome:
+    """The reports of a fleet from its shards' claims documents: what a single run would write."""
     merged = merge(paths)
     if merged.report is None:
         return Outcome(errors=merged.errors)
-    text = formatted(merged.report, output_format, merged.raw)
-    failed, skipped = counts(merged.report)
-    return Outcome(text, failures(merged.report), notes=list(merged.notes), failed=failed, skipped=skipped)
+    return publish(merged.report, merged.raw, output_format, reports, root, notes=merged.notes)
 
 
-def formatted(report: Report, output_format: str, raw: bool) -> str:
-    if output_format == "json":
-        return json_report.to_json(report)
-    if output_format == "junit":
-        return junit.to_junit(report, raw=raw)
-    return text_report.to_text(report, raw=raw)
+def formatted(report: Report, output_format: str, raw: bool, root: Path = Path(".")) -> str:
+    """One report in one of FORMATS (root: what SARIF's locations are relative to)."""
+    return FORMATS[output_format](report, Settings(raw=raw, root=root))
 
 
 def claims_document(

@@ -256,16 +256,31 @@ def check(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when any app is skipped (a source check cannot render).")
     ] = False,
+    report: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--report", metavar="FORMAT=FILE", help="Also write this format to FILE, from the same run (repeatable)."
+        ),
+    ] = None,
+    baseline: Annotated[
+        Optional[Path],
+        typer.Option("--baseline", help="Findings recorded here are reported as known and do not fail the run."),
+    ] = None,
+    write_baseline: Annotated[
+        Optional[Path],
+        typer.Option("--write-baseline", help="Record this run's findings in FILE (and pass): adopt check gradually."),
+    ] = None,
 ) -> int:
     """Render every Application from Git and report objects two of them would both claim (exit 1), in CI.
 
     Reference: docs/check.md (sources, generators, options, --live) and docs/ci.md (recipes, --shard, --merge).
     """
-    from cmp.check.command import Installation, check_fleet, merge_claims
+    from cmp.check.command import Installation, Reports, check_fleet, merge_claims
     from cmp.check.output import shards
     from cmp.inputs.config import DEFAULT_TIMEOUT, default_helm
 
     chosen = (output_format or CheckFormat.text).value
+    reports = Reports(tuple(_report_file(text) for text in report or ()), baseline, write_baseline)
     if merge:
         shard_side = {
             "--shard": shard,
@@ -283,10 +298,13 @@ def check(
         given = [flag for flag, value in shard_side.items() if value]
         if given:
             raise UsageError(f"--merge takes {given[0]} from the shards' claims documents: leave it out here")
-        return _checked(merge_claims(paths, output_format=chosen), strict)
+        return _checked(merge_claims(paths, output_format=chosen, reports=reports, root=repo_root), strict)
     part = shards.parse(shard) if shard is not None else None
     if part is not None and output_format is not None:
         raise UsageError("--format is the report's: a shard prints its claims document; give --format to --merge")
+    if part is not None and reports != Reports():
+        flag = "--report" if report else "--baseline" if baseline else "--write-baseline"
+        raise UsageError(f"{flag} is the report's: a shard prints its claims document; give {flag} to --merge")
     root = repo_root.resolve()
     if not root.is_dir():
         raise UsageError(f"--repo-root {repo_root} is not a directory")
@@ -314,8 +332,20 @@ def check(
         shard=part,
         cache=not no_cache,
         base=base,
+        reports=reports,
     )
     return _checked(outcome, strict)
+
+
+def _report_file(text: str) -> tuple[str, Path]:
+    """`--report FORMAT=FILE` as (format, file)."""
+    name, equals, file = text.partition("=")
+    choices = ", ".join(member.value for member in CheckFormat)
+    if not equals or not file:
+        raise UsageError(f"--report {text!r} is not FORMAT=FILE (e.g. --report sarif=chartshare.sarif)")
+    if name not in CheckFormat.__members__:
+        raise UsageError(f"--report {text}: the format must be one of {choices}")
+    return name, Path(file)
 
 
 def _checked(outcome: CheckOutcome, strict: bool = False) -> int:
@@ -327,7 +357,14 @@ def _checked(outcome: CheckOutcome, strict: bool = False) -> int:
         raise BadInput(outcome.errors)
     for note in outcome.notes:
         exits.say(f"note: {note}")
+    for path, text in outcome.files:
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as problem:
+            raise BadInput([f"{path}: cannot write the report: {problem.strerror}"]) from None
     sys.stdout.write(outcome.text)
+    if outcome.recorded:
+        return 0
     return 1 if outcome.conflicts or outcome.failed or (strict and outcome.skipped) else 0
 
 

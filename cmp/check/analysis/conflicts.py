@@ -48,6 +48,7 @@ class Report:
     prune_risks: tuple[PruneRisk, ...] | None  # None: no --live given
     lifecycle: tuple[Entry, ...] | None = None  # None: no --base given
     unjudged: tuple[Skip, ...] = ()  # with --base: apps the change deletes that were not rendered at the base
+    known: frozenset[tuple[Any, ...]] = frozenset()  # with --baseline: the identities (identity.py) it holds
 
 
 def analyse(

@@ -6,10 +6,12 @@ import json
 from typing import Any
 
 from cmp.check.analysis.conflicts import Report
+from cmp.check.analysis.identity import known_conflict, known_entry, known_warning
 
 
 def to_json(report: Report) -> str:
-    """One JSON object; `prune_risks` only when live objects were given."""
+    """One JSON object; `prune_risks` only when live objects were given; `"known": true` on each finding
+    the baseline holds."""
     payload: dict[str, Any] = {
         "applications": [
             {
@@ -22,7 +24,9 @@ def to_json(report: Report) -> str:
             }
             for a in report.applications
         ],
-        "conflicts": [{**c.id._asdict(), "apps": list(c.apps)} for c in report.conflicts],
+        "conflicts": [
+            {**c.id._asdict(), "apps": list(c.apps), **_known(known_conflict(report, c))} for c in report.conflicts
+        ],
         "warnings": [
             {
                 "app": w.app,
@@ -33,6 +37,7 @@ def to_json(report: Report) -> str:
                 "cluster": w.id.cluster,
                 "group": w.id.group,
                 "namespace": w.id.namespace,
+                **_known(known_warning(report, w)),
             }
             for w in report.warnings
         ],
@@ -51,8 +56,13 @@ def to_json(report: Report) -> str:
                 "reason": e.reason,
                 "fix": e.fix,
                 "trace": [{"app": step.app, "action": step.action, "effect": step.effect} for step in e.trace],
+                **_known(known_entry(report, e)),
             }
             for e in report.lifecycle
         ]
         payload["unjudged"] = [{"app": s.app, "reason": s.reason} for s in report.unjudged]
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def _known(known: bool) -> dict[str, bool]:
+    return {"known": True} if known else {}

@@ -1,7 +1,8 @@
 """`check`'s report as JUnit XML, for the test reports CI systems show.
 
 JUnit makes each Application a test case that fails once for every conflict it is part of, and once for
-every unsafe lifecycle entry that names it (an app the change deletes gets a test case of its own).
+every unsafe lifecycle entry that names it (an app the change deletes gets a test case of its own); a
+finding the baseline knows is written in the case's output, not failed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from itertools import groupby
 from xml.etree import ElementTree
 
 from cmp.check.analysis.conflicts import AppRow, Conflict, Report
+from cmp.check.analysis.identity import known_conflict, known_entry
 from cmp.check.analysis.lifecycle import Entry, unsafe_apps
 from cmp.check.output.text_report import lifecycle_head, suggestion, summary, trace_lines, warning_lines
 
@@ -26,12 +28,15 @@ def to_junit(report: Report, *, raw: bool = False) -> str:
     An app none of whose sources check renders is a skipped test case; the summary line is the suite's."""
     renderers = {row.name: row.renderer for row in report.applications}
     conflicts: dict[str, list[Conflict]] = {}
+    notes: dict[str, list[str]] = {}
     for conflict in report.conflicts:
         for app in conflict.apps:
-            conflicts.setdefault(app, []).append(conflict)
-    notes: dict[str, list[str]] = {}
+            if known_conflict(report, conflict):  # in the baseline: said, not failed
+                notes.setdefault(app, []).append(f"KNOWN CONFLICT {conflict.id} (in the baseline)")
+            else:
+                conflicts.setdefault(app, []).append(conflict)
     for app, warnings in groupby(report.warnings, key=lambda warning: warning.app):
-        notes.setdefault(app, []).extend(["WARNINGS", *warning_lines(list(warnings))])
+        notes.setdefault(app, []).extend(["WARNINGS", *warning_lines(list(warnings), report)])
     for skip in report.skipped:
         notes.setdefault(skip.app, []).append(f"SKIPPED {skip.reason}")
     for skip in report.unjudged:
@@ -39,12 +44,14 @@ def to_junit(report: Report, *, raw: bool = False) -> str:
     for risk in report.prune_risks or ():
         notes.setdefault(risk.app, []).append(f"PRUNE RISK {risk.id} on its next sync with prune; first: {risk.fix}")
     for entry in report.lifecycle or ():
-        if entry.safe:  # an unsafe one is a failure of each app it names
+        if entry.safe or known_entry(report, entry):  # an unsafe new one is a failure of each app it names
+            known = " (known: in the baseline)" if not entry.safe else ""
             for app in entry.after or entry.before:
-                notes.setdefault(app, []).append(f"LIFECYCLE {lifecycle_head(entry)}: {entry.reason}")
+                notes.setdefault(app, []).append(f"LIFECYCLE {lifecycle_head(entry)}{known}: {entry.reason}")
     unsafe: dict[str, list[Entry]] = {}
     for app, entry in unsafe_apps(report.lifecycle or ()):
-        unsafe.setdefault(app, []).append(entry)
+        if not known_entry(report, entry):
+            unsafe.setdefault(app, []).append(entry)
     cases: list[ElementTree.Element] = []
     rows = [*report.applications, *_gone_rows(unsafe, renderers, report.lifecycle or ())]
     for row in rows:

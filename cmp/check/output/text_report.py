@@ -11,10 +11,12 @@ from itertools import groupby
 
 from cmp.check.analysis.conflicts import AppRow, Conflict, Report
 from cmp.check.analysis.findings import Finding, match_flow, scalar
+from cmp.check.analysis.identity import is_known, known_conflict, known_entry, known_warning
 from cmp.check.analysis.lifecycle import Entry
 from cmp.check.sources.plan import PLUGIN_NAME
 
 PROGRESS_MIN_JOBS = 8  # below this a progress bar only flickers
+KNOWN = "  (known: in the baseline)"
 
 
 def progress_wanted(is_tty: bool, json_output: bool, environ: Mapping[str, str], jobs: int) -> bool:
@@ -30,7 +32,7 @@ def to_text(report: Report, *, raw: bool = False) -> str:
     if report.conflicts:
         lines += _conflict_lines(report, raw)
     if report.warnings:
-        lines += ["WARNINGS", *warning_lines(report.warnings), ""]
+        lines += ["WARNINGS", *warning_lines(report.warnings, report), ""]
     if report.skipped:
         lines += ["SKIPPED", *(f"  {skip.app}: {skip.reason}" for skip in report.skipped), ""]
     if report.prune_risks:
@@ -48,7 +50,7 @@ def to_text(report: Report, *, raw: bool = False) -> str:
         for cluster, entries in groupby(report.lifecycle, key=lambda entry: entry.id.cluster):
             lines.append(f"cluster {cluster}")
             for entry in entries:
-                lines.append(f"  {lifecycle_head(entry)}")
+                lines.append(f"  {lifecycle_head(entry)}{KNOWN if known_entry(report, entry) else ''}")
                 lines.append(f"    {entry.reason}")
                 lines += [f"    {line}" for line in trace_lines(entry)]
                 if entry.fix:
@@ -62,25 +64,28 @@ def to_text(report: Report, *, raw: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def warning_lines(warnings: Sequence[Finding]) -> list[str]:
+def warning_lines(warnings: Sequence[Finding], report: Report | None = None) -> list[str]:
     """One entry per warning, except that warnings of one code for one app that read together (the same
-    headline and advice) share one entry: their objects listed, the advice said once."""
+    headline and advice) share one entry: their objects listed, the advice said once. With the report, a
+    warning its baseline holds is marked known (and reads apart from new ones)."""
     entries: dict[object, list[Finding]] = {}
     for warning in warnings:
         together = warning.together
-        key = (warning.app, warning.code, together.headline, together.advice) if together else warning
+        known = report is not None and known_warning(report, warning)
+        key = (warning.app, warning.code, together.headline, together.advice, known) if together else warning
         entries.setdefault(key, []).append(warning)
     lines: list[str] = []
     for members in entries.values():
         first = members[0]
+        mark = KNOWN if report is not None and known_warning(report, first) else ""
         if len(members) == 1 or first.together is None:
-            lines.append(f"  {first.app}: {first.id.kind} {first.id.name} [{first.code}]")
+            lines.append(f"  {first.app}: {first.id.kind} {first.id.name} [{first.code}]{mark}")
             lines += [f"    {line}" for line in first.message.splitlines()]
             continue
         details = [member.together.detail if member.together else "" for member in members]
         shared = details[0] if len(set(details)) == 1 and details[0] else ""  # said once, in the headline
         lines.append(f"  {first.app}: {len(members)} {first.together.headline}{f' ({shared})' if shared else ''}")
-        lines[-1] += f" [{first.code}]"
+        lines[-1] += f" [{first.code}]{mark}"
         for member, detail in zip(members, details, strict=True):
             lines.append(f"    - {member.id}{f': {detail}' if detail and not shared else ''}")
         lines += [f"    {line}" for line in first.together.advice.splitlines()]
@@ -117,7 +122,7 @@ def _conflict_lines(report: Report, raw: bool) -> list[str]:
         header, *body = _table(rows)
         lines.append(header)
         for conflict, row in zip(group, body, strict=True):
-            lines.append(row)
+            lines.append(f"{row}{KNOWN if known_conflict(report, conflict) else ''}")
             lines += [f"      {line}" for line in suggestion(conflict, renderers, raw)]
     lines.append("")
     return lines
@@ -171,6 +176,10 @@ def summary(report: Report, raw: bool) -> str:
         parts.append(f"{listed} lifecycle {'entry' if listed == 1 else 'entries'} ({unsafe} unsafe)")
         if report.unjudged:
             parts.append(f"{len(report.unjudged)} unjudged")
+    if report.known:
+        found: list[Conflict | Entry | Finding] = [*report.conflicts, *report.warnings]
+        found += [entry for entry in report.lifecycle or () if not entry.safe]
+        parts.append(f"{sum(1 for finding in found if is_known(report, finding))} known (in the baseline)")
     mode = " (--raw: chartshare.yaml rules ignored)" if raw else ""
     return f"chartshare check{mode}: {', '.join(parts)}"
 
