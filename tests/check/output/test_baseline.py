@@ -99,7 +99,7 @@ def test_a_broken_baseline_is_one_line_on_stderr_and_exit_2(tmp_path: Path) -> N
     result = run_cli([*RAW, "--baseline", str(tmp_path / "b.json")])
     assert (result.exit_code, result.stdout) == (2, "")
     assert [line for line in result.stderr.splitlines() if "error" in line] == [
-        f"chartshare: error: --baseline {tmp_path / 'b.json'}: not a chartshare baseline (no \"format\": "
+        f'chartshare: error: --baseline {tmp_path / "b.json"}: not a chartshare baseline (no "format": '
         '"chartshare-check-baseline"): write it with check --write-baseline'
     ]
 
