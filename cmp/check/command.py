@@ -238,9 +238,7 @@ def publish(
 def failures(report: Report) -> int:
     """What makes check exit 1 as a conflict does: each conflict, and each lifecycle entry that is not safe,
     that the baseline (if any) does not know."""
-    new = [conflict for conflict in report.conflicts if not identity.known_conflict(report, conflict)]
-    unsafe = [entry for entry in report.lifecycle or () if not entry.safe and not identity.known_entry(report, entry)]
-    return len(new) + len(unsafe)
+    return identity.new_failures(report)
 
 
 def counts(report: Report) -> tuple[int, int]:

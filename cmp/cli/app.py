@@ -166,6 +166,7 @@ class CheckFormat(enum.StrEnum):
     text = "text"
     json = "json"
     junit = "junit"
+    markdown = "markdown"
 
 
 def _progress(done: int, total: int) -> None:

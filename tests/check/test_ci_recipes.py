@@ -45,7 +45,12 @@ def _valid_for(schema: str, text: str, folder: Path) -> subprocess.CompletedProc
 
 @pytest.mark.parametrize(
     ("name", "schema"),
-    [(".github/workflows/chartshare-check.yml", "github-workflows"), (".gitlab-ci.yml", "gitlab-ci")],
+    [
+        (".github/workflows/chartshare-check.yml", "github-workflows"),
+        (".gitlab-ci.yml", "gitlab-ci"),
+        (".github/workflows/chartshare-report.yml", "github-workflows"),
+        ("chartshare-comment.gitlab-ci.yml", "gitlab-ci"),
+    ],
 )
 def test_the_ci_recipes_are_valid_for_their_ci_system(tmp_path: Path, name: str, schema: str) -> None:
     text, _ = _recipe(name)

@@ -96,3 +96,11 @@ def is_known(report: Report, finding: Conflict | Entry | Finding) -> bool:
     if isinstance(finding, Entry):
         return known_entry(report, finding)
     return known_warning(report, finding)
+
+
+def new_failures(report: Report) -> int:
+    """What makes check exit 1 as a conflict does: each conflict, and each lifecycle entry that is not safe,
+    that the baseline (if any) does not know."""
+    new = [conflict for conflict in report.conflicts if not known_conflict(report, conflict)]
+    unsafe = [entry for entry in report.lifecycle or () if not entry.safe and not known_entry(report, entry)]
+    return len(new) + len(unsafe)
