@@ -132,7 +132,7 @@ def check_fleet(
         return Outcome(errors=problems)
     loaded = inventory.load(paths, control_plane_namespace, repositories, clusters)
     live_objects = applications.load_live(live, loaded.errors) if live is not None else None
-    if not (loaded.applications or loaded.skipped or loaded.errors):
+    if not (loaded.applications or loaded.skipped or loaded.errors or loaded.contested):
         loaded.errors.append(f"no Application or ApplicationSet in {', '.join(map(str, paths))}")
     if loaded.errors:
         planned = plan(loaded.applications, repositories, raw=raw, helm=helm, timeout=timeout)
@@ -189,7 +189,7 @@ def check_fleet(
         )
         return Outcome(document_text, notes=sorted(loaded.notes), notices=notices)
     apps = renders.claims_by_app(tree.rendered, skipped)
-    report = conflicts.analyse(apps, skipped, live_objects, tracking)
+    report = conflicts.analyse(apps, skipped, live_objects, tracking, tree.contested.values())
     if found is not None:
         unsure = found.unrendered | {skip.app for skip in skipped}
         entries = lifecycle(found.apps, apps, live_objects, tracking, unsure, last or LastSpecs())

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cmp.cache.store import Store
-from cmp.check.fleet.applications import ARGO_GROUP, Application, Fleet, Skip
+from cmp.check.fleet.applications import ARGO_GROUP, Application, Contest, Fleet, Skip
 from cmp.check.fleet.appofapps import Known, children
 from cmp.check.fleet.generators.context import ClusterSecret
 from cmp.check.fleet.repos import Repositories
@@ -64,12 +64,13 @@ class Tree:
     unfetched: list[Skip] = field(default_factory=list)  # --offline: a chart or dependency the cache lacks
     failed: list[Skip] = field(default_factory=list)  # `render failed: ...`
     errors: list[str] = field(default_factory=list)
+    contested: dict[str, Contest] = field(default_factory=dict)  # names with two definitions, checked for none
 
 
 def render_tree(fleet: Fleet, settings: Settings) -> Tree:
     """Render the fleet's apps, then the apps they create, round after round."""
     tree = Tree(skipped=list(fleet.skipped))
-    known = Known()
+    known = Known(contested=dict(fleet.contested), control_plane_namespace=settings.control_plane_namespace)
     pending = [app for app in fleet.applications if known.admit(app, tree.errors)]
     depth = 0
     while pending and not tree.errors:
@@ -94,12 +95,18 @@ def render_tree(fleet: Fleet, settings: Settings) -> Tree:
             for child in children(result.job.app, objects, where, fleet, tree.errors, tree.skipped):
                 if known.admit(child, tree.errors):
                     pending.append(child)
-    parents = known.parents
-    tree.applications = [replace(app, parent=parents.get(app.name)) for app in tree.applications]
+    parents, contested = known.parents, known.contested
+    tree.contested = contested  # a name contested after its first definition rendered: that render is dropped
+    tree.applications = [
+        replace(app, parent=parents.get(app.name)) for app in tree.applications if app.name not in contested
+    ]
+    tree.jobs = [job for job in tree.jobs if job.app.name not in contested]
     tree.rendered = [
         replace(result, job=replace(result.job, app=replace(result.job.app, parent=parents.get(result.job.app.name))))
         for result in tree.rendered
+        if result.job.app.name not in contested
     ]
+    tree.skipped += [contest.skip(name) for name, contest in sorted(contested.items())]
     return tree
 
 

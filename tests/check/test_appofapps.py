@@ -56,7 +56,7 @@ def test_an_app_that_renders_its_own_ancestor_is_a_cycle_naming_both(tmp_path: P
     assert "Application a is rendered by b, which a itself creates" in line and "argocd/a.yaml" in line
 
 
-def test_two_definitions_under_one_name_are_bad_input_naming_both_places(tmp_path: Path) -> None:
+def test_two_definitions_under_one_name_are_a_conflict_naming_both_places(tmp_path: Path) -> None:
     root = _write(
         tmp_path / "repo",
         {
@@ -66,11 +66,13 @@ def test_two_definitions_under_one_name_are_bad_input_naming_both_places(tmp_pat
             "apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n",
         },
     )
-    result = _check(root)
-    assert result.exit_code == 2 and result.stdout == ""
-    (line,) = result.stderr.splitlines()
-    assert line.startswith("chartshare: error: rendered by root (")
-    assert "Application web differs from the one of the same name at" in line and "argocd/web.yaml" in line
+    result = _check(root, "--format", "json")
+    assert result.exit_code == 1, result.stderr
+    report = json.loads(result.stdout)
+    places = ["file:" + str(root / "argocd" / "web.yaml"), "root"]
+    assert [(c["kind"], c["name"], c["apps"]) for c in report["conflicts"]] == [("Application", "web", places)]
+    assert [skip["app"] for skip in report["skipped"]] == ["web"]
+    assert [app["name"] for app in report["applications"]] == ["root"]
 
 
 def test_shards_render_the_parents_and_merge_to_the_single_run(tmp_path: Path, helm: str) -> None:

@@ -17,7 +17,7 @@ from cmp.check.analysis.claims import RENDERERS, AppClaims, ByObject, by_object
 from cmp.check.analysis.findings import Finding, canonical, is_crd
 from cmp.check.analysis.lifecycle import Entry
 from cmp.check.analysis.live import ANNOTATION_TRACKING, PruneRisk, Tracking
-from cmp.check.fleet.applications import Skip
+from cmp.check.fleet.applications import Contest, Skip
 from cmp.model import ClusterResourceId
 
 
@@ -56,9 +56,11 @@ def analyse(
     skipped: Sequence[Skip],
     live_objects: Sequence[Mapping[str, Any]] | None = None,
     tracking: Tracking = ANNOTATION_TRACKING,
+    contested: Iterable[Contest] = (),
 ) -> Report:
-    """Claims of every app -> the report."""
-    return judge(apps, own_warnings(apps.values()), skipped, live_objects, tracking)
+    """Claims of every app -> the report; `contested` are names with two definitions (conflicts on their
+    Application objects, whoever renders them)."""
+    return judge(apps, own_warnings(apps.values()), skipped, live_objects, tracking, contested)
 
 
 def own_warnings(apps: Iterable[AppClaims]) -> list[Finding]:
@@ -78,6 +80,7 @@ def judge(
     skipped: Sequence[Skip],
     live_objects: Sequence[Mapping[str, Any]] | None = None,
     tracking: Tracking = ANNOTATION_TRACKING,
+    contested: Iterable[Contest] = (),
 ) -> Report:
     """Every app's claims and own warnings -> the report. Across apps, only the objects of `shared_ids`
     are read for their content; of the others, only who claims them."""
@@ -104,7 +107,7 @@ def judge(
     )
     return Report(
         applications=tuple(rows),
-        conflicts=tuple(conflicts(emitters)),
+        conflicts=tuple(with_contests(conflicts(emitters), contested)),
         warnings=tuple(sorted(set(warnings), key=_warning_order)),
         skipped=tuple(sorted(set(skipped), key=lambda s: (s.app, s.reason))),
         prune_risks=None if risks is None else tuple(sorted(risks, key=_risk_order)),
@@ -127,6 +130,14 @@ def conflicts(emitters: ByObject) -> Iterator[Conflict]:
         if is_crd(key) and len({canonical(claim.obj) for claim in claims.values()}) == 1:
             continue  # Argo CD does not track CRDs: identical copies do not fight
         yield Conflict(key, apps=tuple(sorted(claims)))
+
+
+def with_contests(found: Iterable[Conflict], contested: Iterable[Contest]) -> list[Conflict]:
+    """The conflicts with each contested Application object: its places joined to the apps that emit it."""
+    merged = {conflict.id: set(conflict.apps) for conflict in found}
+    for contest in contested:
+        merged.setdefault(contest.id, set()).update(contest.places)
+    return [Conflict(key, tuple(sorted(apps))) for key, apps in sorted(merged.items()) if len(apps) > 1]
 
 
 def _warning_order(warning: Finding) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ about, so one run reports them all and never a traceback.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 import yaml
 
 from cmp import goyaml
+from cmp.model import ClusterResourceId
 
 ARGO_GROUP = "argoproj.io"
 IN_CLUSTER_SERVER = "https://kubernetes.default.svc"
@@ -30,6 +32,8 @@ CASCADING_FINALIZERS = (RESOURCES_FINALIZER, f"{RESOURCES_FINALIZER}/background"
 FAIL_ON_SHARED = "FailOnSharedResource=true"
 SYNC_OPTIONS_ANNOTATION = "argocd.argoproj.io/sync-options"
 _MAX_FILE_BYTES = 16 << 20
+_FILE_OF_ORIGIN = re.compile(r"^(.*?(?: \(document [0-9]+\))?)(?: items\[[0-9]+\])?: (?:Application|ApplicationSet) ")
+RENDER_FAILED = "render failed"  # how a skipped entry of an app Argo CD would fail to create or render begins
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +91,25 @@ class Skip:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class Contest:
+    """Two or more definitions of one Application name: each place (a parent app, or `file:<path>`) would
+    write the one Application object, a conflict on it; neither definition is checked."""
+
+    id: ClusterResourceId  # the Application object (group argoproj.io, kind Application)
+    places: tuple[str, ...]  # sorted
+
+    def joined(self, place: str) -> Contest:
+        return Contest(self.id, tuple(sorted({*self.places, place})))
+
+    def skip(self, name: str) -> Skip:
+        return Skip(
+            name,
+            f"{len(self.places)} definitions of Application {name} ({', '.join(self.places)}): Argo CD keeps one "
+            "Application per name, so neither is checked (see the conflict on the Application object)",
+        )
+
+
 @dataclass(slots=True)
 class Fleet:
     """What the paths hold: Applications to render, what was skipped, and every problem found."""
@@ -95,6 +118,24 @@ class Fleet:
     skipped: list[Skip] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     notes: set[str] = field(default_factory=set)  # said once on stderr, not a problem of any one app
+    contested: dict[str, Contest] = field(default_factory=dict)  # by app name
+
+
+def place_of(app: Application) -> str:
+    """Where an Application's definition comes from, as a conflict names it: its parent app, or `file:<path>`."""
+    if app.parent is not None:
+        return app.parent
+    found = _FILE_OF_ORIGIN.match(app.origin)
+    return f"file:{found.group(1) if found else app.origin}"
+
+
+def application_object(
+    app: Application, control_plane_namespace: str, cluster: str = IN_CLUSTER_SERVER
+) -> ClusterResourceId:
+    """The Application object of an app: in its namespace (the `<ns>_` of its instance name) on `cluster`
+    (where its parent deploys it; Argo CD's own cluster for one read from a file)."""
+    namespace, _, name = app.name.rpartition("_")
+    return ClusterResourceId(cluster, ARGO_GROUP, "Application", namespace or control_plane_namespace, name)
 
 
 class Malformed(Exception):

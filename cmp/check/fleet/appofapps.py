@@ -4,8 +4,9 @@ An Application object that an app emits becomes an Application of this Argo CD o
 an ApplicationSet makes its Applications. A child lands in the namespace the parent's claim puts it in (its
 own `metadata.namespace`, else the parent's destination), which gives its instance name. One name is one
 Application: the same definition read from a file and rendered by a parent is one app (its parent
-recorded); an app that renders itself adds nothing; a different definition under a taken name, or an app
-that renders one of its ancestors, is bad input naming both places. The rounds of rendering that find
+recorded); an app that renders itself adds nothing; a different definition under a taken name is a
+conflict on the Application object (neither definition checked: Argo CD's two writers fight over it), and an
+app that renders one of its ancestors is bad input naming both places. The rounds of rendering that find
 them are cmp/check/rounds.py's.
 """
 
@@ -16,7 +17,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cmp.check.fleet import inventory
-from cmp.check.fleet.applications import ARGO_GROUP, Application, Fleet, Malformed, Skip
+from cmp.check.fleet.applications import (
+    ARGO_GROUP,
+    IN_CLUSTER_SERVER,
+    Application,
+    Contest,
+    Fleet,
+    Malformed,
+    Skip,
+    application_object,
+    place_of,
+)
 from cmp.check.fleet.generators.context import ClusterSecret
 from cmp.check.fleet.repos import Repositories
 from cmp.model import ClusterResourceId
@@ -58,9 +69,14 @@ class Known:
 
     definitions: dict[str, Application] = field(default_factory=dict)
     parents: dict[str, str] = field(default_factory=dict)
+    contested: dict[str, Contest] = field(default_factory=dict)  # names with two definitions: checked for none
+    control_plane_namespace: str = "argocd"
 
     def admit(self, app: Application, errors: list[str]) -> bool:
         """Whether `app` is new to the fleet; an app already known only gains its parent."""
+        if app.name in self.contested:
+            self.contested[app.name] = self.contested[app.name].joined(place_of(app))
+            return False
         known = self.definitions.get(app.name)
         if known is None:
             self.definitions[app.name] = app
@@ -82,10 +98,10 @@ class Known:
             )
             return False
         if not _same(app, known):
-            errors.append(
-                f"{app.origin}: Application {app.name} differs from the one of the same name at {known.origin}; "
-                "Argo CD keeps one Application per name: make them one definition, or rename one"
-            )
+            parent = self.definitions.get(app.parent)
+            cluster = parent.cluster if parent is not None else IN_CLUSTER_SERVER
+            found = application_object(app, self.control_plane_namespace, cluster)
+            self.contested[app.name] = Contest(found, (place_of(known),)).joined(place_of(app))
             return False
         self.parents.setdefault(app.name, app.parent)
         return False

@@ -13,6 +13,7 @@ from cmp.check.analysis.conflicts import AppRow, Conflict, Report
 from cmp.check.analysis.findings import Finding, match_flow, scalar
 from cmp.check.analysis.identity import is_known, known_conflict, known_entry, known_warning
 from cmp.check.analysis.lifecycle import Entry
+from cmp.check.fleet.applications import ARGO_GROUP
 from cmp.check.sources.plan import PLUGIN_NAME
 
 PROGRESS_MIN_JOBS = 8  # below this a progress bar only flickers
@@ -131,6 +132,8 @@ def _conflict_lines(report: Report, raw: bool) -> list[str]:
 def suggestion(conflict: Conflict, renderers: dict[str, str], raw: bool = False) -> list[str]:
     """The chartshare.yaml rule giving the object to one app, and what else the apps need for it to apply."""
     flow = match_flow(conflict.id, name=True)
+    if (conflict.id.group, conflict.id.kind) == (ARGO_GROUP, "Application"):
+        return _rename_children(conflict, flow, renderers, raw)
     unruled = [app for app in conflict.apps if renderers.get(app) in ("kustomize", "directory")]
     if len(unruled) == len(conflict.apps):
         return [
@@ -154,6 +157,32 @@ def suggestion(conflict: Conflict, renderers: dict[str, str], raw: bool = False)
         lines.append(
             f"({', '.join(unruled)} render kustomize or plain manifests, which no rule reaches: remove the object "
             "from all but one of them)"
+        )
+    return lines
+
+
+def _rename_children(conflict: Conflict, flow: str, renderers: dict[str, str], raw: bool) -> list[str]:
+    """An Application written by two parents (or files): each parent renames its own, as no owner can
+    keep one name for two definitions."""
+    files = [place for place in conflict.apps if place.startswith("file:")]
+    parents = [place for place in conflict.apps if not place.startswith("file:")]
+    lines: list[str] = []
+    if parents:
+        lines += [
+            "suggested rule, in the chartshare.yaml of each parent above:",
+            f"  - match: {flow}",
+            "    others: rename",
+            '    renameTo: "{app}-{name}"',
+        ]
+    plain = [app for app in parents if renderers.get(app, "chartshare") != "chartshare"]
+    if plain and not raw:
+        lines.append(
+            f"({', '.join(plain)} {'renders' if len(plain) == 1 else 'render'} without chartshare: use the chartshare "
+            f"plugin, source.plugin.name: {PLUGIN_NAME}, for the rule to apply, or rename the Application there)"
+        )
+    if files:
+        lines.append(
+            f"({', '.join(files)}: rename the Application in {'that file' if len(files) == 1 else 'those files'})"
         )
     return lines
 

@@ -18,7 +18,13 @@ from cmp.check.sources.plan import Plan
 from cmp.check.sources.renders import Rendered
 from conftest import ROOT, TESTS, run_cli
 
-EXAMPLE = ["examples/shoong-delivery/argocd", "--live", "examples/shoong-delivery/live/dev-cluster.yaml"]
+EXAMPLE = [
+    "examples/shoong-delivery/argocd",
+    "--repo",
+    "https://git.example.com/platform/gitops.git=.",
+    "--live",
+    "examples/shoong-delivery/live/dev-cluster.yaml",
+]
 # examples/fleet with label tracking read from argocd-cm: generators, every source type, a note on stderr
 FLEET = [
     "examples/fleet/argocd",
