@@ -1,8 +1,10 @@
 """`check`'s report as JUnit XML, for the test reports CI systems show.
 
-JUnit makes each Application a test case that fails once for every conflict it is part of, and once for
-every unsafe lifecycle entry that names it (an app the change deletes gets a test case of its own); a
-finding the baseline knows is written in the case's output, not failed.
+JUnit makes each Application a test case that fails once for every conflict it is part of, once for every
+unsafe lifecycle entry that names it (an app the change deletes gets a test case of its own) and once for
+every render of it that failed, so the report and the exit status agree; `<skipped>` is only for what
+check cannot render here (another plugin, a chart missing offline). A finding the baseline knows is
+written in the case's output, not failed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from xml.etree import ElementTree
 from cmp.check.analysis.conflicts import AppRow, Conflict, Report
 from cmp.check.analysis.identity import known_conflict, known_entry
 from cmp.check.analysis.lifecycle import Entry, unsafe_apps
+from cmp.check.fleet.applications import RENDER_FAILED
 from cmp.check.output.text_report import lifecycle_head, suggestion, summary, trace_lines, warning_lines
 
 SUITE = "chartshare check"
@@ -37,8 +40,12 @@ def to_junit(report: Report, *, raw: bool = False) -> str:
                 conflicts.setdefault(app, []).append(conflict)
     for app, warnings in groupby(report.warnings, key=lambda warning: warning.app):
         notes.setdefault(app, []).extend(["WARNINGS", *warning_lines(list(warnings), report)])
+    failed: dict[str, list[str]] = {}
     for skip in report.skipped:
-        notes.setdefault(skip.app, []).append(f"SKIPPED {skip.reason}")
+        if skip.reason.startswith(RENDER_FAILED):
+            failed.setdefault(skip.app, []).append(skip.reason)
+        else:
+            notes.setdefault(skip.app, []).append(f"SKIPPED {skip.reason}")
     for skip in report.unjudged:
         notes.setdefault(skip.app, []).append(f"UNJUDGED {skip.reason}")
     for risk in report.prune_risks or ():
@@ -56,6 +63,7 @@ def to_junit(report: Report, *, raw: bool = False) -> str:
     rows = [*report.applications, *_gone_rows(unsafe, renderers, report.lifecycle or ())]
     for row in rows:
         case = _element("testcase", {"name": row.name, "classname": row.cluster})
+        _render_failures(case, failed.pop(row.name, []))
         for entry in unsafe.get(row.name, []):
             failure = _element("failure", {"type": "lifecycle", "message": lifecycle_head(entry)}, case)
             failure.text = _xml_text("\n".join([entry.reason, *trace_lines(entry), f"fix: {entry.fix}"]))
@@ -73,13 +81,18 @@ def to_junit(report: Report, *, raw: bool = False) -> str:
         if app in renderers:
             continue
         case = _element("testcase", {"name": app})
-        _element("skipped", {"message": "; ".join(skip.reason for skip in reasons)}, case)
-        notes.pop(app, None)
+        failures = failed.pop(app, [])
+        _render_failures(case, failures)
+        if not failures:
+            _element("skipped", {"message": "; ".join(skip.reason for skip in reasons)}, case)
+            notes.pop(app, None)
+        elif app in notes:
+            _element("system-out", {}, case).text = _xml_text("\n".join(notes.pop(app)) + "\n")
         cases.append(case)
     cases.sort(key=lambda case: (case.get("name", ""), case.get("classname", "")))
-    failed = sum(1 for case in cases if case.find("failure") is not None)
+    failing = sum(1 for case in cases if case.find("failure") is not None)
     skipped = sum(1 for case in cases if case.find("skipped") is not None)
-    counts = {"tests": str(len(cases)), "failures": str(failed), "errors": "0"}
+    counts = {"tests": str(len(cases)), "failures": str(failing), "errors": "0"}
     suites = _element("testsuites", {"name": SUITE, **counts})
     suite = _element("testsuite", {"name": SUITE, **counts, "skipped": str(skipped)}, suites)
     suite.extend(cases)
@@ -87,6 +100,13 @@ def to_junit(report: Report, *, raw: bool = False) -> str:
     _element("system-out", {}, suite).text = _xml_text("\n".join([*leftover, summary(report, raw)]) + "\n")
     ElementTree.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
+
+
+def _render_failures(case: ElementTree.Element, reasons: Sequence[str]) -> None:
+    """One failure per failed render: check exits 1 for it, so the report must not look green."""
+    for reason in reasons:
+        head = reason.splitlines()[0] if reason else reason
+        _element("failure", {"type": "render", "message": head}, case).text = _xml_text(reason)
 
 
 def _gone_rows(

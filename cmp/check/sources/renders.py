@@ -21,6 +21,7 @@ from typing import Any
 from cmp import manifests
 from cmp.cache.store import Store
 from cmp.check.analysis.claims import AppClaims, Claim, Unstable
+from cmp.check.fleet.applications import RENDER_FAILED as RENDER_FAILED
 from cmp.check.fleet.applications import Skip
 from cmp.check.sources import cached, directory, jsonnet, kustomize, repo_server
 from cmp.check.sources.plan import Job
@@ -48,7 +49,6 @@ MISSING_DEPENDENCIES_HINT = (
     "in the chart folder and commit Chart.yaml, Chart.lock and charts/ together"
 )
 MAX_DIFFERING_FIELDS = 5
-RENDER_FAILED = "render failed"  # how the skipped entry of an app whose render (or its chart) failed begins
 
 
 @dataclass(frozen=True, slots=True)

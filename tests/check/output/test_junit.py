@@ -78,3 +78,40 @@ def test_the_schema_refuses_a_suite_without_its_counts() -> None:
     assert not SCHEMA.is_valid(
         '<testsuites><testsuite name="s" tests="1"><testcase name="a"/></testsuite></testsuites>'
     )
+
+
+def test_each_failed_render_is_a_failure_and_only_an_unrenderable_source_is_skipped(tmp_path: Path, helm: str) -> None:
+    app_yaml = (
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}, namespace: argocd}}\n"
+        "spec:\n  project: default\n  source: {{repoURL: https://git.example.com/r.git, path: {path}{extra}}}\n"
+        "  destination: {{server: https://kubernetes.default.svc, namespace: {name}}}\n"
+    )
+    files = {
+        "argocd/apps.yaml": "---\n".join(
+            app_yaml.format(name=name, path=path, extra=extra)
+            for name, path, extra in [
+                ("broken", "charts/broken", ""),
+                ("fine", "charts/fine", ""),
+                ("vault", "charts/fine", ", plugin: {name: vault-v1}"),
+            ]
+        ),
+        "charts/broken/Chart.yaml": "apiVersion: v2\nname: broken\nversion: 1.0.0\n",
+        "charts/broken/templates/cm.yaml": '{{ fail "the chart refuses these values" }}\n',
+        "charts/fine/Chart.yaml": "apiVersion: v2\nname: fine\nversion: 1.0.0\n",
+        "charts/fine/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine}\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = run_cli(["check", "argocd", "--format", "junit"], env={"CHARTSHARE_HELM": helm}, cwd=tmp_path)
+    assert result.exit_code == 1, result.stderr
+    SCHEMA.validate(result.stdout)
+    cases = _cases(result.stdout)
+    failures = {name: [f.get("type") for f in case.iter("failure")] for name, case in cases.items()}
+    assert failures == {"broken": ["render"], "fine": [], "vault": []}
+    broken = cases["broken"].find("failure")
+    assert broken is not None and (broken.get("message") or "").startswith("render failed: ")
+    assert "the chart refuses these values" in (broken.text or "")
+    assert [name for name, case in cases.items() if case.find("skipped") is not None] == ["vault"]
+    suite = ElementTree.fromstring(result.stdout).find("testsuite")
+    assert suite is not None and (suite.get("failures"), suite.get("skipped")) == ("1", "1")
