@@ -39,6 +39,15 @@ class _Terminated(BaseException):
     a failure of its own and carries on rendering."""
 
 
+class _Interrupted(BaseException):
+    """SIGINT (Ctrl-C), raised as this rather than as KeyboardInterrupt: typer turns a KeyboardInterrupt
+    into a silent exit 130, so check, init and parameters would end without a word."""
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise _Interrupted
+
+
 def _terminate(signum: int, frame: object) -> None:
     """Unwind from wherever the command is, so helm's process group is killed on the way out (its own
     session would otherwise outlive chartshare) and the reason is said on stderr."""
@@ -60,8 +69,11 @@ def run(command: Callable[[], int]) -> int:
     """Run a command to its end: the status it returns, or one error line per problem and the error's
     status. SIGTERM unwinds like an error from the first instruction on, its error line and clean-up
     included. Any helm nobody claimed is killed before it returns; the interpreter's teardown of the
-    render's objects would only be time Argo CD waits for, so callers leave through os._exit."""
+    render's objects would only be time Argo CD waits for, so callers leave through os._exit. SIGINT
+    ends every command alike: one line, exit 130 (unless this process was started ignoring it)."""
     signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupt)
     try:
         try:
             status = _outcome(command)
@@ -72,6 +84,11 @@ def run(command: Callable[[], int]) -> int:
         early.discard()
         say("error: stopped by SIGTERM; helm and everything it started were killed")
         status = TERMINATED
+    except _Interrupted:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        early.discard()
+        say("error: interrupted")
+        status = INTERRUPTED
     return status
 
 

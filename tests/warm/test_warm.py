@@ -4,6 +4,7 @@ process can answer, the command runs in the caller."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
@@ -30,7 +31,8 @@ def runtime(tmp_path: Path) -> Iterator[Path]:
     folder = tmp_path / "run"
     yield folder
     for pid in _servers(folder):
-        os.kill(pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # a child of the warm process, listed as it ended
+            os.kill(pid, signal.SIGTERM)
 
 
 def _run(args: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes]:
