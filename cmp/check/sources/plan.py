@@ -155,6 +155,9 @@ def published_chart(source: Source) -> RemoteChart | str:
     url, name, version = source.repo_url.rstrip("/"), source.chart or "", source.target_revision
     if _REGISTRY_PATH.match(url):
         url = f"oci://{url}"  # Argo CD's Helm OCI source: a registry path without a scheme
+    if url.startswith("oci://") and "/" in name.strip("/"):  # `chart: karpenter/karpenter`: a path in the registry
+        folder, _, name = name.strip("/").rpartition("/")
+        url = f"{url}/{folder}"
     if not url.startswith(REMOTE_SCHEMES):
         return f"chart {name}: repoURL {source.repo_url or '(none)'} is neither a Helm repository nor an OCI registry"
     if not CHART_NAME.match(name):

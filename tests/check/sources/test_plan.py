@@ -72,17 +72,19 @@ def test_a_source_check_cannot_render_is_skipped_with_the_reason(source: Source,
 
 
 @pytest.mark.parametrize(
-    ("repo_url", "repository"),
+    ("repo_url", "chart", "repository"),
     [
-        ("https://charts.example.com/stable/", "https://charts.example.com/stable"),
-        ("oci://registry.example.com/charts", "oci://registry.example.com/charts"),
-        ("registry.example.com/charts", "oci://registry.example.com/charts"),  # Argo CD's Helm OCI form
+        ("https://charts.example.com/stable/", "redis", "https://charts.example.com/stable"),
+        ("oci://registry.example.com/charts", "redis", "oci://registry.example.com/charts"),
+        ("registry.example.com/charts", "redis", "oci://registry.example.com/charts"),  # Argo CD's Helm OCI form
+        ("public.ecr.aws", "karpenter/redis", "oci://public.ecr.aws/karpenter"),  # the path in the chart name
+        ("oci://registry.example.com", "/charts/redis", "oci://registry.example.com/charts"),
     ],
 )
 def test_a_helm_repository_source_renders_its_published_chart_at_its_target_revision(
-    repo_url: str, repository: str
+    repo_url: str, chart: str, repository: str
 ) -> None:
-    source = _source(path=None, chart="redis", repo_url=repo_url, target_revision="19.0.0")
+    source = _source(path=None, chart=chart, repo_url=repo_url, target_revision="19.0.0")
     planned = planning.plan(
         [app("a", "https://k", "ns", source)], Repositories(SOURCES), raw=False, helm="helm", timeout=9
     )

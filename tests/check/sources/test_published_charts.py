@@ -59,6 +59,10 @@ def fleet(helm: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, di
             _application(
                 "oci", "d", {"repoURL": registry.host + "/charts", "chart": "greeting", "targetRevision": "0.1.0"}
             ),
+            # as Argo CD writes public.ecr.aws's: no scheme, the registry path in the chart name
+            _application(
+                "oci-path", "e", {"repoURL": registry.host, "chart": "charts/greeting", "targetRevision": "0.1.0"}
+            ),
         ]
         (repo / "argocd").mkdir()
         (repo / "argocd" / "apps.yaml").write_text(yaml.safe_dump_all(apps, sort_keys=False))
@@ -96,6 +100,7 @@ def test_check_renders_published_charts_beside_git_ones(fleet: tuple[Path, dict[
         "shared": ("chartshare", 1),
         "git-chart": ("helm", 1),
         "oci": ("helm", 1),
+        "oci-path": ("helm", 1),
     }
     assert report["skipped"] == [] and report["conflicts"] == []
     status = subprocess.run(
@@ -144,8 +149,8 @@ def test_a_chart_fetched_with_credentials_is_served_only_to_a_project_that_may_u
         assert result.stdout == env["first"], "the same entry, and the project may use it"
         return
     assert [row["name"] for row in report["applications"]] == ["git-chart", "helm-repo", "shared"]
-    (skipped,) = report["skipped"]
-    assert skipped["app"] == "oci" and "is not in the chart cache (--offline)" in skipped["reason"]
+    assert [skipped["app"] for skipped in report["skipped"]] == ["oci", "oci-path"]  # one registry, two forms
+    assert all("is not in the chart cache (--offline)" in skipped["reason"] for skipped in report["skipped"])
 
 
 def test_offline_with_a_cold_cache_skips_each_published_chart_with_its_fix(
@@ -162,6 +167,7 @@ def test_offline_with_a_cold_cache_skips_each_published_chart_with_its_fix(
     )
     assert reasons["shared"].endswith("fill it with `chartshare init apps/shared`, or run check without --offline")
     assert reasons["oci"].startswith("source: chart oci://127.0.0.1:")
+    assert reasons["oci-path"] == reasons["oci"]  # `chart: charts/greeting` of a registry host is the same chart
 
 
 def test_a_published_chart_that_cannot_be_fetched_is_the_render_failure_of_its_app(
