@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from cmp.tenant_yaml import allowed_alias_ratio
+
 _BOOLS = {
     **dict.fromkeys(["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"], True),
     **dict.fromkeys(["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"], False),
@@ -258,16 +260,6 @@ def load_all(text: str) -> Iterator[Any]:
         loader.dispose()
 
 
-def _allowed_alias_ratio(decoded: int) -> float:
-    """go-yaml v2's allowedAliasRatio: 99% of a small document may come from aliases, 10% of a huge one."""
-    low, high = 400_000, 4_000_000
-    if decoded <= low:
-        return 0.99
-    if decoded >= high:
-        return 0.10
-    return 0.99 - 0.89 * (decoded - low) / (high - low)
-
-
 def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)
@@ -305,7 +297,7 @@ def _check_aliasing(root: yaml.Node) -> None:
             seen.add(id(node))
             decoded += 1
             order.extend(reversed(_children(node)))
-        if aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded):
+        if aliased > 100 and decoded > 1000 and aliased / decoded > allowed_alias_ratio(decoded):
             raise yaml.composer.ComposerError(
                 None, None, "document contains excessive aliasing (as Kubernetes' YAML reader says)", node.start_mark
             )

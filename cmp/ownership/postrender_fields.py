@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from cmp import goyaml
+from cmp import goyaml, tenant_yaml
 from cmp.errors import ChartShareError
 from cmp.inputs.paths import MAX_CONFIG_BYTES, resolve_path, shown
 from cmp.ownership.reader import AnyKey, Reader
@@ -260,6 +260,10 @@ class _Loader:
             raise self.reader.error(node, where, f"{shown(found, self.root)} is not UTF-8 text") from None
         if "&" in text and "*" in text and _has_aliases(text):
             raise self.reader.error(node, where, f"{raw!r} uses YAML anchors and aliases; write the values out")
+        try:
+            tenant_yaml.check(text, MAX_CONFIG_BYTES)
+        except tenant_yaml.Refused as refused:
+            raise self.reader.error(node, where, refused.named(shown(found, self.root))) from None
         self.files.append(found)
         return text
 
@@ -269,6 +273,10 @@ class _Loader:
         """Strategic merge documents, or JSON 6902 operations, as kustomize tells them apart."""
         if not text.strip():
             raise self.reader.error(node, where, "the patch is empty")
+        try:
+            tenant_yaml.check(text, MAX_CONFIG_BYTES)
+        except tenant_yaml.Refused as refused:
+            raise self.reader.error(node, where, f"the patch, line {refused.line}: {refused.problem}") from None
         try:
             documents = [document for document in _load_patch(text) if document is not None]
         except (yaml.YAMLError, ValueError) as error:

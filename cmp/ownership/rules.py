@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from cmp import goyaml
+from cmp import goyaml, tenant_yaml
 from cmp.errors import ConfigError
 from cmp.inputs.paths import MAX_CONFIG_BYTES
 from cmp.model import CHART_NAME, DIGEST, EXACT_VERSION, REMOTE_SCHEMES, Action, RemoteChart
@@ -86,6 +86,7 @@ def load(path: Path, display: str | None = None, root: Path | None = None) -> Ow
 
 def parse(text: str, path: Path, display: str, root: Path | None = None) -> Ownership:
     """`root`: the repository, which files a patch's `path:` names must be in (default: the file's folder)."""
+    tenant_yaml.refuse(text, display, MAX_CONFIG_BYTES)  # depth and aliases, before anything is composed
     loader = goyaml.GoLoader(text)
     try:
         _refuse_aliases(text, display)

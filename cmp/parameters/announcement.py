@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from cmp import goyaml
-from cmp.errors import ChartShareError
+from cmp import goyaml, tenant_yaml
+from cmp.errors import ChartShareError, ConfigError
 from cmp.inputs import parameters as params
 from cmp.inputs.config import Config
 from cmp.inputs.options import options
@@ -153,8 +153,10 @@ def _set_entry(chart: Path) -> dict[str, Any]:
     flat: dict[str, str] = {}
     if values_file.is_file():
         try:
-            loaded = goyaml.load(values_file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+            loaded = goyaml.load(tenant_yaml.read(values_file, values_file.name))
+        except ConfigError as error:
+            raise _ValuesError(f"cannot read the chart's {error}") from None
+        except (OSError, yaml.YAMLError) as error:
             raise _ValuesError(f"cannot read {values_file.name} of the chart: {error}") from None
         if isinstance(loaded, dict):
             flatten(loaded, flat)

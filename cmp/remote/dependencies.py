@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from cmp import tenant_yaml
 from cmp.errors import ConfigError, HelmError, PathError
 from cmp.helm.process import run_helm
 from cmp.inputs.paths import confine_tree
@@ -103,16 +104,15 @@ def read(chart: Path) -> list[Dependency]:
 
 
 def _yaml_file(path: Path, optional: bool = False) -> dict[str, Any]:
+    """A chart's metadata file, read within tenant_yaml's bounds (bytes, depth, aliases) before it is built."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = tenant_yaml.read(path, str(path))
     except FileNotFoundError:
         if optional:
             return {}
         raise PathError(f"{path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: cannot read ({error})") from None
     try:
-        loaded = yaml.safe_load(text)
+        loaded = yaml.load(text, Loader=yaml.CSafeLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
