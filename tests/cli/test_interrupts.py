@@ -22,7 +22,7 @@ def _slow_helm(folder: Path) -> tuple[Path, Path]:
     """A helm that notes its pid and then hangs, as a chart with a stalled lookup or dependency would."""
     pids = folder / "helm.pid"
     slow = folder / "helm"
-    slow.write_text(f"#!/bin/sh\necho $$ > {pids}\nexec sleep 60\n")
+    slow.write_text(f"#!/bin/sh\necho $$ >> {pids}\nexec sleep 60\n")
     slow.chmod(0o755)
     return slow, pids
 
@@ -43,27 +43,33 @@ def _command(name: str, slow: Path, folder: Path) -> list[str]:
         return ["generate", str(NOTIFICATION), "--app", "dev-shoong-notification", "--repo-root", str(ROOT)]
     if name == "parameters":
         return ["parameters", str(NOTIFICATION), "--app", "dev-shoong-notification", "--repo-root", str(ROOT)]
-    if name == "check":
-        return ["check", str(EXAMPLE / "argocd"), "--repo-root", str(ROOT), "--no-cache", "--jobs", "1"]
+    if name.startswith("check"):  # one render at a time in this process, or two in a pool of workers
+        jobs = "2" if name.endswith("pool") else "1"
+        return ["check", str(EXAMPLE / "argocd"), "--repo-root", str(ROOT), "--no-cache", "--jobs", jobs]
     chart = _chart_with_a_dependency(folder)
     return ["init", str(chart), "--repo-root", str(folder)]
 
 
-@pytest.mark.parametrize("name", ["generate", "check", "init", "parameters"])
+def _helms(pids: Path) -> list[int]:
+    return [int(line) for line in pids.read_text().split()] if pids.exists() else []
+
+
+@pytest.mark.parametrize("name", ["generate", "check", "check in a pool", "init", "parameters"])
 def test_sigint_ends_every_command_in_one_line_and_130(name: str, tmp_path: Path) -> None:
     slow, pids = _slow_helm(tmp_path)
     argv = [CHARTSHARE, *_command(name, slow, tmp_path), "--helm", str(slow)]
     command = subprocess.Popen(argv, cwd=ROOT, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while not (pids.exists() and pids.read_text().strip()) and command.poll() is None:
+        while len(_helms(pids)) < (2 if name.endswith("pool") else 1) and command.poll() is None:
             assert time.monotonic() < deadline, "helm never started"
             time.sleep(0.05)
         assert command.poll() is None, command.communicate()
-        helm = int(pids.read_text())
         command.send_signal(signal.SIGINT)
-        out, err = command.communicate(timeout=60)
+        # not waiting for helm's deadline (45 s): the renders in flight are stopped
+        out, err = command.communicate(timeout=30)
     finally:
         command.kill()
     assert (command.returncode, out, err) == (130, b"", b"chartshare: error: interrupted\n")
-    assert process_gone(helm, within=10), "helm outlived the interrupted command"
+    for helm in _helms(pids):
+        assert process_gone(helm, within=10), "helm outlived the interrupted command"

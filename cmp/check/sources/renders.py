@@ -10,6 +10,7 @@ and the fields that differ are named: Argo CD would show them OutOfSync after ev
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -102,9 +103,22 @@ def render_all(
             done += 1
             if progress:
                 progress(done, len(jobs))
-    finally:  # on Ctrl-C: drop the queued renders, let the running ones (bounded by helm's deadline) end
+    except BaseException:  # Ctrl-C, SIGTERM: the running renders are stopped, not waited for (45 s each)
+        _stop_workers(pool)
+        raise
+    finally:  # drop the queued renders
         pool.shutdown(wait=True, cancel_futures=True)
     return [result for result in ordered if result is not None]
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """SIGKILL the pool's workers: the helm each one runs dies with it (its death signal, see
+    cmp/helm/process.py), and the pool's shutdown finds them gone instead of waiting for their renders.
+    (ProcessPoolExecutor has no public way to reach them before Python 3.14's kill_workers.)"""
+    workers: dict[int, Any] = getattr(pool, "_processes", None) or {}
+    for worker in list(workers.values()):
+        with contextlib.suppress(OSError, ValueError):
+            worker.kill()
 
 
 def _leave_interrupts_to_the_parent() -> None:
