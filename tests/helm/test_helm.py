@@ -149,3 +149,30 @@ def test_helm_runs_at_gogc_200_unless_the_environment_sets_gogc(tmp_path: Path) 
     assert kept == f"GOGC=100 HOME={tmp_path}\n"
     inherited = run_helm([str(helm)], cwd=tmp_path, timeout=5, what="helm template")
     assert inherited.startswith("GOGC=200 " if "GOGC" not in os.environ else f"GOGC={os.environ['GOGC']} ")
+
+
+def test_an_argument_list_over_the_system_s_limit_is_named_with_its_fix(helm: str, tmp_path: Path) -> None:
+    """exec refuses a command line over Linux's bounds (E2BIG): the values are too large, not the binary."""
+    with pytest.raises(HelmError) as refused:
+        run_helm([helm, "template", ".", f"--set=big={'x' * 200_000}"], cwd=tmp_path, timeout=5, what="helm template")
+    message = str(refused.value)
+    assert message.startswith("helm template cannot be started: its 4 arguments (")
+    assert "the longest 200010" in message and "E2BIG" in message and "values file" in message
+    assert "cannot be run" not in message
+
+
+def test_parameters_that_make_helm_s_command_line_too_long_end_in_one_named_line(helm: str) -> None:
+    """Argo CD hands parameters over in the environment, and helm gets them again as arguments: 12 api
+    versions of 100 KB each fit chartshare's start, not helm's (2 MiB for both together)."""
+    versions = {f"PARAM_API_VERSIONS_{index}": f"example.com/v{index}/" + "x" * 100_000 for index in range(12)}
+    app = ROOT / "examples" / "shoong-delivery" / "apps" / "dev" / "notification"
+    argv = [sys.executable, "-m", "cmp", "generate", str(app), "--app", "dev-shoong-notification"]
+    done = subprocess.run(
+        [*argv, "--repo-root", str(ROOT), "--helm", helm],
+        env=clean_env(versions),
+        capture_output=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert done.stderr.startswith(b"chartshare: error: helm template cannot be started: its ")
+    assert done.stderr.count(b"\n") == 1 and b"E2BIG" in done.stderr, done.stderr
