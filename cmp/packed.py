@@ -96,17 +96,16 @@ def files(source: BinaryIO, budget: Budget) -> Iterator[tuple[str, bytes]]:
     import tarfile  # a few ms: only charts with packed charts pay them
     import zlib
 
-    stream = _Counted(source, budget)
+    stream = Counted(source, budget)
     bounds = HelmBounds()
     try:
         with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
             for member in archive:
                 budget.spend(0, members=1)
                 bounds.count(member)
+                stream.past(member)
                 if member.isdir():
-                    stream.allow(_HEADER_BYTES)
                     continue
-                stream.allow(_HEADER_BYTES + -(-member.size // _BLOCK) * _BLOCK)
                 handle = archive.extractfile(member) if member.isfile() else None
                 if handle is not None:
                     yield member.name, handle.read()
@@ -140,9 +139,10 @@ class HelmBounds:
             raise Unreadable(f"it unpacks to more than {MAX_UNPACKED_BYTES >> 20} MiB, more than helm loads")
 
 
-class _Counted:
-    """The decompressed stream tarfile reads, counted against the budget and against what may come
-    before the next member."""
+class Counted:
+    """The decompressed stream tarfile reads (in its stream mode, "r|"), counted against the budget and
+    against what may come before the next member: a header (a PAX header, a long name) is never read past
+    Go's 1 MiB, however large it says it is."""
 
     def __init__(self, source: BinaryIO, budget: Budget) -> None:
         import gzip
@@ -154,6 +154,11 @@ class _Counted:
     def allow(self, size: int) -> None:
         """What may be read from now on until the next member: this one's data, padding, headers."""
         self._allowed = size
+
+    def past(self, member: tarfile.TarInfo) -> None:
+        """`member`'s header read: what may come before the next one is its data, padding, and headers."""
+        data = 0 if member.isdir() else -(-member.size // _BLOCK) * _BLOCK
+        self.allow(_HEADER_BYTES + data)
 
     def read(self, size: int = -1) -> bytes:
         data = self._gzip.read(size if 0 < size <= _CHUNK else _CHUNK)

@@ -9,6 +9,7 @@ builds the chart's own missing dependencies into the folder, and publishes the e
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -63,7 +64,8 @@ def fetch(chart: RemoteChart, how: Fetcher) -> Fetched:
                 f"the downloaded .tgz has digest {digest}, but chart.digest pins {chart.digest}; "
                 "if the new archive is the one to trust, pin its digest"
             )
-        folder = unpack(archive, scratch / CHART_FOLDER, "the downloaded .tgz")
+        until = time.monotonic() + how.deadline.left("unpacking the downloaded .tgz")
+        folder = unpack(archive, scratch / CHART_FOLDER, "the downloaded .tgz", until)
         lines.append(f"{chart.label}: downloaded, {digest}{'' if chart.digest else ' (pin it as chart.digest)'}")
         lines.extend(ensure(Build(folder, folder, how.helm, how.deadline, how.env, how.store)))
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
 import os
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -84,3 +87,48 @@ def test_every_real_chart_unpacks_to_exactly_its_archive(entry: dict[str, str], 
     with tarfile.open(archive) as tar:
         files = {m.name.split("/", 1)[1]: tar.extractfile(m).read() for m in tar if m.isfile()}  # type: ignore[union-attr]
     assert {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()} == files
+
+
+def pax_bomb(size: int = 512 << 20) -> bytes:
+    """A .tgz whose first member is a PAX header that says it is `size` bytes (of zeros): half a MB of
+    gzip, laid out as gzip members end to end so that it is built without compressing `size` bytes."""
+    header = tarfile.TarInfo("././@PaxHeader")
+    header.type = tarfile.XHDTYPE
+    header.size = size
+    zeros = gzip.compress(bytes(16 << 20), compresslevel=9, mtime=0)
+    parts = [gzip.compress(header.tobuf(format=tarfile.USTAR_FORMAT), mtime=0)]
+    parts += [zeros] * (size // (16 << 20))
+    parts.append(tgz(good_members()))
+    return b"".join(parts)
+
+
+MEASURED_UNPACK = """import resource, sys, time
+from pathlib import Path
+from cmp.errors import RemoteError
+from cmp.remote.archive import unpack
+started = time.monotonic()
+try:
+    unpack(Path(sys.argv[1]), Path(sys.argv[2]), "the downloaded .tgz")
+    print("unpacked")
+except RemoteError as error:
+    print(error)
+print(time.monotonic() - started, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10)
+"""
+
+
+def test_a_pax_header_of_512_mib_is_refused_unread_within_bounds(tmp_path: Path) -> None:
+    """A PAX header is held whole by tarfile's reader (512 MiB took 40 s and 550 MB): the stream stops
+    at Go's 1 MiB for a header, named, in a fraction of the time and memory."""
+    archive = _archive(tmp_path, pax_bomb())
+    completed = subprocess.run(
+        [sys.executable, "-c", MEASURED_UNPACK, str(archive), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    message, measures = completed.stdout.splitlines()
+    assert message == "the downloaded .tgz is refused: a header is longer than the 1 MiB Go's tar reader allows"
+    seconds, peak = measures.split()
+    assert float(seconds) < 10 and int(peak) < 256 << 20, (seconds, peak)
+    assert list((tmp_path / "out").iterdir()) == []
