@@ -83,7 +83,8 @@ def start_early(generate: GenerateOptions, env: Mapping[str, str]) -> None:
             return
         from cmp.helm import template
 
-        template.start_early(config.helm, template.HelmInvocation(chart, config.template), config.timeout)
+        call = template.HelmInvocation(chart, config.template)
+        template.start_early(config.helm, call, config.timeout, spent=config.spent)
         looked.complete()  # the key's walk of the chart, if left for now: a hit found there kills helm
         looked.judge()
     except Exception:  # the pipeline meets the same problem again and reports it
@@ -92,7 +93,8 @@ def start_early(generate: GenerateOptions, env: Mapping[str, str]) -> None:
 
 def within(generate: GenerateOptions, env: Mapping[str, str], spent: float) -> GenerateOptions:
     """The options with helm's deadline shortened by `spent`, the seconds a failed hand-over to the warm
-    process took (Argo CD counts its deadline from this process's start); unchanged when there is nothing to
+    process took (Argo CD counts its deadline from this process's start): helm gets the rest of it, and a
+    helm that overruns it is said to overrun the deadline that was set. Unchanged when there is nothing to
     shorten or the options do not resolve (the pipeline then says why)."""
     if spent <= 0:
         return generate
@@ -105,9 +107,7 @@ def within(generate: GenerateOptions, env: Mapping[str, str], spent: float) -> G
             f"the warm chartshare process's child ended without answering after {spent:.1f} s, too late to "
             f"render within helm's {timeout:g} s here; the next sync renders afresh"
         )
-    given = dict(generate.given)
-    given["timeout"] = f"{timeout - spent:.3f}"
-    return options(generate.app_dir, given)
+    return generate._replace(spent=spent)
 
 
 def _command(spent: float) -> int:

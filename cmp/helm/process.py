@@ -62,7 +62,8 @@ def run_helm(
 
 
 class RunningHelm:
-    """A helm process in its own process group, with its deadline counted from its start."""
+    """A helm process in its own process group, with its deadline counted from its start (less what a
+    failed hand-over spent of it: the deadline it names is still the one that was set)."""
 
     def __init__(
         self,
@@ -74,8 +75,10 @@ class RunningHelm:
         scratch: tempfile.TemporaryDirectory[str] | None = None,
         env: Mapping[str, str] | None = None,
         stdin: bytes | None = None,
+        spent: float = 0.0,
     ) -> None:
         self.argv, self.timeout, self.what, self.scratch = argv, timeout, what, scratch
+        self.spent = spent  # seconds of `timeout` gone before helm started (a failed hand-over)
         self.out = self.err = -1
         try:
             self.out = buffer("helm-stdout")
@@ -133,7 +136,7 @@ class RunningHelm:
     def _collect(self, seen: Callable[[bytes], object] | None) -> str:
         process, what, timeout = self.process, self.what, self.timeout
         try:
-            remaining = max(timeout - (time.monotonic() - self.started), 0.001)
+            remaining = max(timeout - self.spent - (time.monotonic() - self.started), 0.001)
             _wait(process, remaining)
         except subprocess.TimeoutExpired:
             raise HelmError(

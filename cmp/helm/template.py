@@ -49,30 +49,33 @@ def helm_args(call: HelmInvocation, inline_values_file: Path | None = None) -> l
     return args
 
 
-def start(helm: str, call: HelmInvocation, timeout: float) -> RunningHelm:
+def start(helm: str, call: HelmInvocation, timeout: float, spent: float = 0.0) -> RunningHelm:
     """Start rendering, once the chart's schemas refer to nothing outside themselves (unless helm is told
-    to skip them); `finish()` waits for helm's stdout, so other work can go on meanwhile."""
+    to skip them); `finish()` waits for helm's stdout, so other work can go on meanwhile. helm has
+    `timeout` less the seconds already `spent` of it."""
     if not call.template.skip_schema_validation:
         schemas.refuse_remote_references(call.chart_dir, timeout / 4)
     if not call.template.values_inline:
-        return RunningHelm([helm, *helm_args(call)], cwd=call.chart_dir, timeout=timeout, what="helm template")
+        argv = [helm, *helm_args(call)]
+        return RunningHelm(argv, cwd=call.chart_dir, timeout=timeout, spent=spent, what="helm template")
     import tempfile  # only an inline values file needs a scratch folder
 
     scratch = tempfile.TemporaryDirectory(prefix="chartshare-")
     try:
         inline = Path(scratch.name) / "inline-values.yaml"
         inline.write_text(call.template.values_inline, encoding="utf-8")
+        argv = [helm, *helm_args(call, inline)]
         return RunningHelm(
-            [helm, *helm_args(call, inline)], cwd=call.chart_dir, timeout=timeout, what="helm template", scratch=scratch
+            argv, cwd=call.chart_dir, timeout=timeout, spent=spent, what="helm template", scratch=scratch
         )
     except BaseException:
         scratch.cleanup()
         raise
 
 
-def start_early(helm: str, call: HelmInvocation, timeout: float) -> None:
+def start_early(helm: str, call: HelmInvocation, timeout: float, spent: float = 0.0) -> None:
     """Start a render that a later `render` with the same arguments will take over."""
-    early.keep((helm, call, timeout), start(helm, call, timeout))
+    early.keep((helm, call, timeout, spent), start(helm, call, timeout, spent))
 
 
 def render(
@@ -81,11 +84,12 @@ def render(
     timeout: float,
     meanwhile: Callable[[], object] | None = None,
     seen: Callable[[bytes], object] | None = None,
+    spent: float = 0.0,
 ) -> str:
     """helm's stdout for the chart; any failure is a HelmError carrying helm's stderr. `meanwhile` runs
     while helm renders, `seen` is handed stdout's bytes before they are decoded. An early render started for
     exactly these arguments is used instead of a new one."""
-    running = early.claim((helm, call, timeout)) or start(helm, call, timeout)
+    running = early.claim((helm, call, timeout, spent)) or start(helm, call, timeout, spent)
     if meanwhile is not None:
         try:
             meanwhile()

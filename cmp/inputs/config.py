@@ -56,6 +56,7 @@ class Config(NamedTuple):
     cache_root: Path  # $CHARTSHARE_CACHE: remote charts, dependency archives, renders
     helm: str = DEFAULT_HELM
     timeout: float = DEFAULT_TIMEOUT
+    spent: float = 0.0  # seconds of `timeout` a failed hand-over to the warm process took (helm has the rest)
     output: str = "yaml"
     cache: bool = True  # False: --no-cache
     max_output: int = GRPC_LIMIT_MB << 20

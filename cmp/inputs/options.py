@@ -20,10 +20,12 @@ Given = Union[str, tuple[str, ...]]  # one value, or the values of a repeated op
 
 
 class GenerateOptions(NamedTuple):
-    """APP_DIR and the options given on the command line, sorted by option name."""
+    """APP_DIR and the options given on the command line, sorted by option name; and the seconds of the
+    deadline already spent before this process could start helm (a failed hand-over to the warm process)."""
 
     app_dir: Path = Path(".")
     given: tuple[tuple[str, Given], ...] = ()
+    spent: float = 0.0
 
     def resolve(self, env: Mapping[str, str]) -> Config:
         """The run's configuration: flags over Application parameters over plugin env over defaults."""
@@ -37,7 +39,8 @@ class GenerateOptions(NamedTuple):
                 flags[name] = parameters.parse_pairs(items, option.flags[0])
             else:
                 flags[name] = value
-        return config.build(self.app_dir, flags, env)
+        built = config.build(self.app_dir, flags, env)
+        return built._replace(spent=self.spent) if self.spent else built
 
 
 def options(app_dir: Path, given: Mapping[str, Given | None]) -> GenerateOptions:

@@ -64,7 +64,8 @@ def printed(
         if config.template.include_crds:
             foreseen.update(manifests.foresee(printed_crds(chart), memory))
 
-    stream = template.render(config.helm, call, config.timeout, meanwhile, hashed.update if hashed else None)
+    seen = hashed.update if hashed else None
+    stream = template.render(config.helm, call, config.timeout, meanwhile, seen, spent=config.spent)
     return Printed(stream, hashed.digest() if hashed else None, foreseen, memory)
 
 

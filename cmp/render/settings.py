@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from cmp.inputs.config import Config
     from cmp.ownership.rules import Ownership
 
-NOT_COUNTED = ("timeout", "cache", "cache_root")  # how long helm may take, whether to use the caches and where
+NOT_COUNTED = ("timeout", "spent", "cache", "cache_root")  # how long helm may take, whether to use the caches and where
 # they are change no output (a remote chart's folder in the chart store counts as the chart, walked)
 
 

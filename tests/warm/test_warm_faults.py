@@ -96,6 +96,28 @@ def test_a_stalled_warm_process_costs_a_request_at_most_the_hand_over(runtime: P
     assert _run(generate(helm), env)[0] == alone
 
 
+def test_a_deadline_met_after_a_failed_hand_over_names_the_timeout_the_operator_set(
+    runtime: Path, tmp_path: Path
+) -> None:
+    """A stalled warm process costs the request its hand-over: helm then has what is left of the deadline,
+    and a helm that hangs fails naming the deadline that was set (`--timeout 3`), not what was left of it."""
+    hanging = tmp_path / "helm"
+    hanging.write_text("#!/bin/sh\nexec sleep 60\n")
+    hanging.chmod(0o755)
+    env = warm_env(runtime)
+    _run(["check", "--help"], env)
+    wait_for_socket(runtime)
+    (server,) = servers(runtime)
+    os.kill(server, signal.SIGSTOP)
+    try:
+        (status, out, err), _ = _run(generate(str(hanging), "--timeout", "3"), env)
+    finally:
+        os.kill(server, signal.SIGCONT)
+    assert (status, out) == (1, b"")
+    assert err.startswith(b"chartshare: error: helm template did not finish within 3 s and was stopped"), err
+    assert err.count(b"\n") == 1
+
+
 IGNORED = b"chartshare: notice: render cache: ignored entry "  # a corrupted entry, rendered afresh
 
 
