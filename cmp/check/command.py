@@ -161,6 +161,11 @@ def check_fleet(
     notices = list(dict.fromkeys([*(store.notices if store else ()), *(n for r in tree.rendered for n in r.notices)]))
     if tree.errors:
         return Outcome(errors=tree.errors, notices=notices)
+    places = {app.name: app.located for app in tree.applications}
+    tree.skipped, tree.unfetched, tree.failed = (
+        [replace(skip, located=places.get(skip.app, skip.located)) for skip in listed]
+        for listed in (tree.skipped, tree.unfetched, tree.failed)
+    )
     skipped = [*tree.skipped, *tree.unfetched, *tree.failed]
     found = last = None
     if base is not None:

@@ -167,6 +167,7 @@ class CheckFormat(enum.StrEnum):
     json = "json"
     junit = "junit"
     markdown = "markdown"
+    sarif = "sarif"
 
 
 def _progress(done: int, total: int) -> None:

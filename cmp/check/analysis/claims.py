@@ -27,6 +27,9 @@ class Claim:
     reason: str = ""  # for a stripped copy: why this app strips it
     top_level_owner: bool = False  # stripped because chartshare.yaml's top-level `owner:` names another app
     accepted: bool = False  # stripped by a rule that writes `others: strip`: the owner's copy serves this app
+    rule: str = ""  # `apps/x/chartshare.yaml:12`: the rule that decided this copy (relative to the repository)
+    renamed_from: str = ""  # an emitted copy under a name of its own: the name helm gave it
+    protected: bool = False  # emitted with Prune=false or Prune=confirm: no sync with prune deletes it
 
 
 Unstable = tuple[ClusterResourceId, tuple[str, ...]]  # an object of a render, and the fields that differ in another

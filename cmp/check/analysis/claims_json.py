@@ -28,6 +28,7 @@ def claims_entry(claims: Sequence[Claim], stripped: bool) -> list[dict[str, Any]
         entry: dict[str, Any] = {"id": list(claim.id), "object": claim.obj}
         if stripped:
             entry.update(reason=claim.reason, top_level_owner=claim.top_level_owner, accepted=claim.accepted)
+        entry.update({key: value for key, value in _decided(claim).items() if value})
         entries.append(entry)
     return entries
 
@@ -78,11 +79,28 @@ def read_claims(entry: Any, kind: str, where: str, *, content: bool) -> Iterator
         here = f"{where}.{kind}[{n}]" if where else f"{kind}[{n}]"
         key = read_id(claim, here)
         obj = dict_at(claim, "object", here) if content else {}
+        decided = {
+            field: typed_at(claim, field, here, type(default), noun)
+            for field, (default, noun) in _DECIDED.items()
+            if isinstance(claim, dict) and field in claim
+        }
         if kind == "emitted":
-            yield key, Claim(key, obj)
+            yield key, Claim(key, obj, **decided)
         else:
             flags = (bool_at(claim, "top_level_owner", here), bool_at(claim, "accepted", here))
-            yield key, Claim(key, obj, str_at(claim, "reason", here), *flags)
+            yield key, Claim(key, obj, str_at(claim, "reason", here), *flags, **decided)
+
+
+# What a claim says of the decision behind it, written only when set: (the default, how an error names it).
+_DECIDED: dict[str, tuple[Any, str]] = {
+    "rule": ("", "a string"),
+    "renamed_from": ("", "a string"),
+    "protected": (False, "true or false"),
+}
+
+
+def _decided(claim: Claim) -> dict[str, Any]:
+    return {"rule": claim.rule, "renamed_from": claim.renamed_from, "protected": claim.protected}
 
 
 def read_unstable(entry: Any, where: str) -> list[Unstable]:

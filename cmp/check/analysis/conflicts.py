@@ -17,6 +17,7 @@ from cmp.check.analysis.claims import RENDERERS, AppClaims, ByObject, by_object
 from cmp.check.analysis.findings import Finding, canonical, is_crd
 from cmp.check.analysis.lifecycle import Entry
 from cmp.check.analysis.live import ANNOTATION_TRACKING, PruneRisk, Tracking
+from cmp.check.analysis.ownership_map import Shared, ownership_map
 from cmp.check.fleet.applications import Contest, Skip
 from cmp.model import ClusterResourceId
 
@@ -29,6 +30,7 @@ class AppRow:
     renderer: str
     resources: int
     parent: str | None = None  # the app that renders it (App of Apps)
+    located: tuple[str, int] = ("", 0)  # the file and line of the metadata.name that defines it
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,7 @@ class Report:
     lifecycle: tuple[Entry, ...] | None = None  # None: no --base given
     unjudged: tuple[Skip, ...] = ()  # with --base: apps the change deletes that were not rendered at the base
     known: frozenset[tuple[Any, ...]] = frozenset()  # with --baseline: the identities (identity.py) it holds
+    ownership: tuple[Shared, ...] = ()  # the ownership map: every object two or more apps render
 
 
 def analyse(
@@ -100,17 +103,20 @@ def judge(
                 next(renderer for renderer in RENDERERS if renderer in r.renderers),
                 len(r.emitted),
                 r.app.parent,
+                r.app.located,
             )
             for r in apps.values()
         ),
         key=lambda row: (row.name, row.cluster),
     )
+    found = tuple(with_contests(conflicts(emitters), contested))
     return Report(
         applications=tuple(rows),
-        conflicts=tuple(with_contests(conflicts(emitters), contested)),
+        conflicts=found,
         warnings=tuple(sorted(set(warnings), key=_warning_order)),
         skipped=tuple(sorted(set(skipped), key=lambda s: (s.app, s.reason))),
         prune_risks=None if risks is None else tuple(sorted(risks, key=_risk_order)),
+        ownership=ownership_map(apps.values(), {conflict.id for conflict in found}),
     )
 
 

@@ -15,13 +15,13 @@ from typing import NamedTuple
 from cmp.check.analysis.conflicts import Conflict, Report
 from cmp.check.analysis.findings import Finding
 from cmp.check.analysis.lifecycle import Entry
+from cmp.check.fleet.applications import RENDER_FAILED as FAILED
 from cmp.check.fleet.applications import Skip
 from cmp.model import ClusterResourceId
 
 CONFLICT = "conflict"
 UNSAFE_LIFECYCLE = "unsafe-lifecycle"
 RENDER_FAILED = "render-failed"
-_RENDER_FAILED_PREFIX = "render failed"  # sources/renders.py RENDER_FAILED, which this wing may not import
 _APPLICATION = ClusterResourceId("", "argoproj.io", "Application", "", "")
 
 
@@ -64,7 +64,7 @@ def failed_renders(report: Report) -> list[Skip]:
     """The skipped entries that are failed renders, one per app (the first reason)."""
     found: dict[str, Skip] = {}
     for skip in report.skipped:
-        if skip.reason.startswith(_RENDER_FAILED_PREFIX):
+        if skip.reason.startswith(FAILED):
             found.setdefault(skip.app, skip)
     return list(found.values())
 

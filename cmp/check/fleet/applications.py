@@ -81,6 +81,8 @@ class Application:
     sources: tuple[Source, ...]
     lifetime: Lifetime = Lifetime()
     parent: str | None = None  # the app that renders it (App of Apps); None for one read from a file
+    located: tuple[str, int] = ("", 0)  # the file and line of the metadata.name that defines it (its
+    # ApplicationSet's for a generated app, its parent's for a rendered one): where a report points
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,7 @@ class Skip:
 
     app: str
     reason: str
+    located: tuple[str, int] = field(default=("", 0), compare=False)  # the app's definition (file, line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +202,43 @@ def documents(path: Path, errors: list[str], needle: str | None = None) -> Itera
         return
     for number, obj in enumerate(loaded, 1):
         yield number, len(loaded), obj
+
+
+def name_lines(path: Path) -> list[int]:
+    """Per document of a file (numbered as `documents` numbers them), the line of its `metadata.name`, or
+    of the document's start where it has none; [] for a file that cannot be read. Only files that hold
+    Applications are read again for this."""
+    try:
+        raw = path.read_bytes()
+        if len(raw) > _MAX_FILE_BYTES:
+            return []
+        nodes = list(yaml.compose_all(raw.decode("utf-8"), Loader=_LOADER))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return []
+    return [_name_line(node) for node in nodes if not _empty(node)]
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _empty(node: yaml.Node | None) -> bool:
+    return node is None or (isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"))
+
+
+def _name_line(node: yaml.Node) -> int:
+    metadata = _value(node, "metadata")
+    for key, _ in metadata.value if isinstance(metadata, yaml.MappingNode) else ():
+        if isinstance(key, yaml.ScalarNode) and key.value == "name":
+            return int(key.start_mark.line) + 1
+    return int((metadata or node).start_mark.line) + 1
+
+
+def _value(node: yaml.Node, name: str) -> yaml.Node | None:
+    for key, value in node.value if isinstance(node, yaml.MappingNode) else ():
+        if isinstance(key, yaml.ScalarNode) and key.value == name:
+            found: yaml.Node = value
+            return found
+    return None
 
 
 def items(obj: Any) -> Iterator[tuple[str, Any]]:

@@ -60,7 +60,7 @@ def children(
             continue
         skipped.extend([replace(skip, reason=f"{skip.reason} (rendered by {parent.name})") for skip in unread])
         for child in found:
-            yield replace(child, parent=parent.name)
+            yield replace(child, parent=parent.name, located=parent.located)
 
 
 @dataclass(slots=True)
@@ -115,4 +115,6 @@ class Known:
 
 def _same(one: Application, other: Application) -> bool:
     """One definition: the same app once where it was read and who created it are set aside."""
-    return replace(one, origin="", parent=None) == replace(other, origin="", parent=None)
+    return replace(one, origin="", parent=None, located=("", 0)) == replace(
+        other, origin="", parent=None, located=("", 0)
+    )

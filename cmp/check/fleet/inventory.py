@@ -9,6 +9,7 @@ ApplicationSet whose generators check cannot evaluate is listed as skipped, with
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from cmp.check.fleet.applications import (
     documents,
     items,
     manifest_files,
+    name_lines,
     name_of,
     place,
     place_of,
@@ -45,6 +47,7 @@ def load(
     fleet = Fleet()
     seen: dict[str, Application] = {}
     for path in manifest_files(paths, fleet.errors):
+        lines: list[int] | None = None
         for number, count, document in documents(path, fleet.errors, needle=ARGO_GROUP):
             for suffix, obj in items(document):
                 where = place(path, number, count, suffix)
@@ -60,7 +63,10 @@ def load(
                     fleet.errors.append(f"{where}: {label}: {problem}")
                     continue
                 fleet.skipped += skipped
-                _add(fleet, found, seen, control_plane_namespace)
+                if lines is None:
+                    lines = name_lines(path)
+                located = (path.as_posix(), lines[number - 1] if number <= len(lines) else 1)
+                _add(fleet, [replace(app, located=located) for app in found], seen, control_plane_namespace)
     fleet.applications = [app for app in fleet.applications if app.name not in fleet.contested]
     return fleet
 

@@ -100,7 +100,7 @@ def fleet_digest(
     """The same for every shard of one run: what the fleet holds and how it is checked (not where the files
     were read from, which only error messages quote), and the --base revision's commit when given."""
     fleet = {
-        "applications": [{**asdict(app), "origin": ""} for app in applications],
+        "applications": [{**asdict(app), "origin": "", "located": ""} for app in applications],
         "jobs": [
             (job.app.name, job.source.label, job.renderer, str(job.app_dir.relative_to(job.repo_root))) for job in jobs
         ],
@@ -133,7 +133,7 @@ def write(
         "notes": list(header.notes),
         "applications": [_app_entry(position, result) for position, result in apps],
         "warnings": [_finding_entry(finding) for finding in warnings],
-        "skipped": [{"app": skip.app, "reason": skip.reason} for skip in skipped],
+        "skipped": [{"app": skip.app, "reason": skip.reason, "located": list(skip.located)} for skip in skipped],
         "live": None if live is None else [{"position": place, "object": obj} for place, obj in live],
     }
     if base is not None:
@@ -153,6 +153,7 @@ def _app_entry(position: int, result: AppClaims) -> dict[str, Any]:
         "position": position,
         "name": app.name,
         "origin": app.origin,
+        "located": list(app.located),
         "project": app.project,
         "cluster": app.cluster,
         "namespace": app.namespace,
@@ -279,6 +280,7 @@ def _app(entry: Any, where: str) -> tuple[int, AppClaims]:
         sources=(),  # the analysis reads an app's identity; its sources stayed with the shard that rendered them
         lifetime=_lifetime(entry, where),
         parent=_parent(entry, where),
+        located=_located(entry, where),
     )
     result = AppClaims(app, renderers=[str(r) for r in list_at(entry, "renderers", where)])
     result.complete = bool_at(entry, "complete", where)
@@ -286,6 +288,16 @@ def _app(entry: Any, where: str) -> tuple[int, AppClaims]:
     result.stripped.update(read_claims(entry, "stripped", where, content=False))
     result.unstable += read_unstable(entry, where)
     return int_at(entry, "position", where), result
+
+
+def _located(entry: Any, where: str) -> tuple[str, int]:
+    """Where the app is defined (file, line); absent in a document that did not record it."""
+    if not isinstance(entry, Mapping) or "located" not in entry:
+        return ("", 0)
+    value = entry["located"]
+    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and type(value[1]) is int):
+        raise NotClaims(f"{where}.located must be [file, line]")
+    return (value[0], value[1])
 
 
 def _lifetime(entry: Any, where: str) -> Lifetime:
@@ -315,7 +327,7 @@ def _parent(entry: Any, where: str) -> str | None:
 
 
 def _skip(entry: Any, where: str) -> Skip:
-    return Skip(str_at(entry, "app", where), str_at(entry, "reason", where))
+    return Skip(str_at(entry, "app", where), str_at(entry, "reason", where), _located(entry, where))
 
 
 def _live(entry: Any, where: str) -> tuple[int, dict[str, Any]]:

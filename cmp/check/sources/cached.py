@@ -30,6 +30,7 @@ from cmp.check.sources.plan import Job
 from cmp.ownership.rules import Ownership
 
 PURPOSE = "check"  # the entries hold check's claims, never generate's output
+CLAIMS_VERSION = 2  # what a kept claim holds (2: the deciding rule, a rename, protection): older entries miss
 KEYED = ("chartshare", "helm")  # the renderers whose every input the key knows: a chart folder and its values
 
 Claims = tuple[tuple[Claim, ...], tuple[Claim, ...], tuple[Unstable, ...], tuple[str, ...]]
@@ -40,6 +41,7 @@ def key(job: Job, chart: Path, settings: Mapping[str, object]) -> Fingerprint | 
     """The key of a job's render of `chart` with `settings` (every field of its render that can change it);
     None when its inputs could not all be read within the key's bounds (the render is then never kept)."""
     ours = {"renderer": job.renderer, "raw": job.raw, "cluster": job.app.cluster, "namespace": job.app.namespace}
+    ours["claims"] = CLAIMS_VERSION
     found = begin_fingerprint(
         PURPOSE, {**settings, "check": ours}, chart=chart, root=job.repo_root, helm=job.helm, seconds=job.timeout / 4
     ).finish()

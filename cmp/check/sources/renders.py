@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from cmp import manifests
+from cmp.annotations import prune_safe
 from cmp.cache.store import Store
-from cmp.check.analysis.claims import AppClaims, Claim, Unstable
+from cmp.check.analysis.claims import AppClaims, Claim, Unstable, mapping_at
 from cmp.check.fleet.applications import RENDER_FAILED as RENDER_FAILED
 from cmp.check.fleet.applications import Skip
 from cmp.check.sources import cached, directory, jsonnet, kustomize, repo_server
@@ -210,6 +211,7 @@ def _render_once(job: Job, inputs: Inputs, unmatched: list[str] | None = None) -
     """(emitted, stripped) claims of one render; the post-render targets that matched nothing go to
     `unmatched`."""
     stripped: list[Applied] = []
+    applied_emitted: list[Applied] = []
     ownership, config = inputs.ownership, inputs.config
     kinds = (ownership.cluster_scoped_kinds, ownership.namespaced_kinds) if ownership else ((), ())
     if config is not None and job.raw:  # the chart chartshare.yaml names, rendered without its rules
@@ -217,7 +219,7 @@ def _render_once(job: Job, inputs: Inputs, unmatched: list[str] | None = None) -
         emitted = manifests.parse(template.render(config.helm, call, config.timeout))
     elif config is not None:
         outcome = render_loaded(config, ownership, inputs.chart)
-        emitted, stripped = outcome.resources, outcome.stripped
+        emitted, stripped, applied_emitted = outcome.resources, outcome.stripped, outcome.emitted
         if unmatched is not None:
             unmatched += outcome.unmatched
     elif job.renderer == "kustomize":
@@ -236,10 +238,15 @@ def _render_once(job: Job, inputs: Inputs, unmatched: list[str] | None = None) -
         emitted = manifests.parse(template.render(job.helm, inputs.invocation, job.timeout))
     everything = [*emitted, *(applied.resource for applied in stripped)]
     scopes = ScopeTable.build(crd_scopes(r.obj for r in everything), *kinds)
-    emitted_claims = [claim for r in emitted if (claim := _claim(r, job, scopes)) is not None]
+    decisions = {id(applied.resource): applied for applied in applied_emitted}
+    emitted_claims = [
+        _decided(claim, decisions.get(id(r)), ownership, job)
+        for r in emitted
+        if (claim := _claim(r, job, scopes)) is not None
+    ]
     stripped_claims = [
         replace(
-            claim,
+            _decided(claim, applied, ownership, job),
             reason=f"{applied.decision.origin}: {applied.decision.reason}",
             top_level_owner=applied.decision.rule is None and bool(applied.decision.owners),
             accepted=ownership is not None and ownership.says_strip(applied.decision.rule),
@@ -248,6 +255,22 @@ def _render_once(job: Job, inputs: Inputs, unmatched: list[str] | None = None) -
         if (claim := _claim(applied.resource, job, scopes)) is not None
     ]
     return emitted_claims, stripped_claims
+
+
+def _decided(claim: Claim, applied: Applied | None, ownership: Ownership | None, job: Job) -> Claim:
+    """A claim with what its app's rules decided of it: the rule's place, a rename, protection."""
+    protected = prune_safe(mapping_at(claim.obj, "metadata", "annotations"))
+    if applied is None:
+        return replace(claim, protected=protected)
+    rule = ""
+    index = applied.decision.rule
+    if ownership is not None and index is not None and 0 <= index < len(ownership.rules):
+        try:
+            where = ownership.path.resolve().relative_to(job.repo_root.resolve()).as_posix()
+        except ValueError:
+            where = ownership.display or ownership.path.name
+        rule = f"{where}:{ownership.rules[index].line}"
+    return replace(claim, rule=rule, renamed_from=applied.renamed_from or "", protected=protected)
 
 
 def _claim(resource: Resource, job: Job, scopes: ScopeTable) -> Claim | None:
