@@ -16,8 +16,9 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 # Debian packages the sidecar tests run: an OCI registry, htpasswd, openssl for a test CA, and the system
-# Python with pip and venv (the Dockerfile test installs the wheel with it, so that uid 999 can run it).
-SYSTEM_PACKAGES := docker-registry apache2-utils openssl python3-pip python3-venv
+# Python with pip and venv (the Dockerfile test installs the wheel with it, so that uid 999 can run it), and
+# chromium, the headless browser that loads check's HTML report in its tests.
+SYSTEM_PACKAGES := docker-registry apache2-utils openssl python3-pip python3-venv chromium
 
 setup: system-deps $(VENV)/.installed helm argocd-tools kubectl
 

@@ -168,6 +168,7 @@ class CheckFormat(enum.StrEnum):
     junit = "junit"
     markdown = "markdown"
     sarif = "sarif"
+    html = "html"
 
 
 def _progress(done: int, total: int) -> None:

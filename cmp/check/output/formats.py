@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cmp.check.analysis.conflicts import Report
-from cmp.check.output import json_report, junit, markdown, sarif, text_report
+from cmp.check.output import html_report, json_report, junit, markdown, sarif, text_report
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,5 +27,6 @@ FORMATS: Mapping[str, Format] = {
     "json": lambda report, settings: json_report.to_json(report),
     "junit": lambda report, settings: junit.to_junit(report, raw=settings.raw),
     "markdown": lambda report, settings: markdown.to_markdown(report, raw=settings.raw),
+    "html": lambda report, settings: html_report.to_html(report, raw=settings.raw),
     "sarif": lambda report, settings: sarif.to_sarif(report, settings.root, raw=settings.raw),
 }
