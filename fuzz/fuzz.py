@@ -1,8 +1,9 @@
 """Fuzz the three parsers that read untrusted text: chartshare.yaml, helm's output stream, and the
 Application parameters (ARGOCD_APP_PARAMETERS, PARAM_*, ARGOCD_ENV_CHARTSHARE_*); the pure pipeline
 behind them (decide, strip, rename with reference fixing, JSON Patch, protect) on any stream;
-`check`'s reader of Application and ApplicationSet manifests; and the readers of a chart's own files
-that run before helm: values.schema.json's references, and packed charts.
+`check`'s reader of Application and ApplicationSet manifests; the readers of a chart's own files that
+run before helm: values.schema.json's references, packed charts, and its metadata (Chart.yaml, read by
+init and check through the bounded tenant YAML reader); and check's glob dialects, matched by automata.
 
 A finding is any exception other than the parser's own ChartShareError: those would reach the user as
 "internal error", the one outcome chartshare promises never to have. Each finding becomes a row of
@@ -34,7 +35,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-TARGETS = ("config", "manifests", "params", "pipeline", "applications", "schemas", "packed")
+TARGETS = ("config", "manifests", "params", "pipeline", "applications", "schemas", "packed", "metadata", "globs")
 # The rules the pipeline target applies: every action, JSON Patch, and a user reference, for two apps.
 PIPELINE_RULES = """apiVersion: chartshare/v1
 kind: ChartShare
@@ -72,7 +73,7 @@ def _load_targets() -> dict[str, Callable[[bytes], None]]:
 
 def _targets() -> dict[str, Callable[[bytes], None]]:
     from cmp import manifests, packed
-    from cmp.check.fleet import inventory
+    from cmp.check.fleet import globs, inventory
     from cmp.check.fleet.repos import Repositories
     from cmp.errors import ChartShareError
     from cmp.helm import schemas
@@ -82,6 +83,7 @@ def _targets() -> dict[str, Callable[[bytes], None]]:
     from cmp.ownership import rules
     from cmp.ownership.process import process
     from cmp.ownership.report import summary
+    from cmp.remote import dependencies
 
     ownership = rules.parse(PIPELINE_RULES, Path("chartshare.yaml"), "chartshare.yaml")
 
@@ -146,8 +148,27 @@ def _targets() -> dict[str, Callable[[bytes], None]]:
             for _ in packed.chart_files(io.BytesIO(data), packed.Budget(time.monotonic() + 10)):
                 pass
 
+    metadata = Path(tempfile.mkdtemp(prefix="chartshare-fuzz-metadata-"))
+
+    def fuzz_metadata(data: bytes) -> None:
+        """A chart's Chart.yaml as init and check read it: dependencies, or one error naming file and line."""
+        (metadata / "Chart.yaml").write_bytes(data)
+        with contextlib.suppress(ChartShareError):
+            for dependency in dependencies.read(metadata):
+                assert dependency.label and dependencies.present(metadata, dependency) in (True, False)
+
+    def fuzz_globs(data: bytes) -> None:
+        """A pattern and a name (split at the first newline) in each of check's glob dialects: a verdict in
+        time linear in the name, or BadPattern."""
+        pattern, _, name = data.decode("utf-8", errors="replace").partition("\n")
+        for match in (globs.gobwas_match, globs.path_match, globs.pathspec_match):
+            with contextlib.suppress(globs.BadPattern):
+                assert match(pattern, name) in (True, False)
+
     return {
         "applications": fuzz_applications,
+        "metadata": fuzz_metadata,
+        "globs": fuzz_globs,
         "config": fuzz_config,
         "manifests": fuzz_manifests,
         "params": fuzz_params,
