@@ -8,6 +8,15 @@ reads an empty stdout as "this application has no resources" and prunes accordin
 from __future__ import annotations
 
 
+def shortened(text: str, limit: int) -> str:
+    """`text` cut at its last word boundary within `limit` characters, ending in " ..."; a text with no
+    boundary there is kept whole. A reason cut mid-word ("must spe") reads as a different word."""
+    if len(text) <= limit:
+        return text
+    at = max(text.rfind(" ", 0, limit + 1), text.rfind("\n", 0, limit + 1))
+    return text[:at].rstrip() + " ..." if at > 0 else text
+
+
 class ChartShareError(Exception):
     """A problem reported to the user as one line; exit status 1."""
 

@@ -126,7 +126,12 @@ def _rendered(jobs: Sequence[Job], settings: Settings, tree: Tree) -> Iterator[R
     tree.failed += [skip for skip in [*ready.failed, *completed.failed] if _held(settings.shard, skip.app)]
     for result in renders.render_all(completed.jobs, settings.workers, settings.progress, settings.store):
         if result.error is None:
-            yield result
+            empty = not (result.emitted or result.stripped) and result.job.app.parent is None
+            yield (
+                replace(result, names_apps=True)
+                if empty and may_create_apps(result.job, settings.cache_root)
+                else result
+            )
         elif result.malformed:  # an Application field check cannot read: bad input, in every shard
             tree.errors.append(result.error)
         elif _held(settings.shard, result.job.app.name):

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cmp.errors import HelmError
+from cmp.errors import HelmError, shortened
 
 if TYPE_CHECKING:
     import tempfile
@@ -153,7 +153,7 @@ class RunningHelm:
             )
         if process.returncode != 0:
             cause = f"exit status {process.returncode}" if process.returncode > 0 else f"signal {-process.returncode}"
-            detail = failure_detail(stderr)[:_STDERR_LIMIT] or "no message"
+            detail = shortened(failure_detail(stderr), _STDERR_LIMIT) or "no message"
             raise HelmError(f"{what} failed ({cause}): {detail}")
         printed = read_back(self.out)
         if seen is not None:

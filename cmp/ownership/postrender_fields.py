@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from cmp import goyaml, tenant_yaml
-from cmp.errors import ChartShareError
+from cmp.errors import ChartShareError, shortened
 from cmp.inputs.paths import MAX_CONFIG_BYTES, resolve_path, shown
 from cmp.ownership.reader import AnyKey, Reader
 from cmp.postrender.fields import Image, Labels, Patch, PostRender, Target
@@ -305,7 +305,7 @@ class _Loader:
 
     def _operation(self, node: yaml.Node, operation: Any, where: str) -> dict[str, Any]:
         if not isinstance(operation, dict) or operation.get("op") not in JSON6902_OPS:
-            shown_op = json.dumps(operation, default=str)[:80]
+            shown_op = shortened(json.dumps(operation, default=str), 80)
             raise self.reader.error(
                 node, where, f"{shown_op} is not a JSON 6902 operation (op: {', '.join(JSON6902_OPS)})"
             )

@@ -46,6 +46,7 @@ class AppClaims:
     unstable: list[Unstable] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)  # post-render targets that matched nothing
     complete: bool = True  # every source rendered: only then can "no longer emits" be trusted
+    names_apps: bool = False  # it rendered nothing from files that name Argo CD objects
 
 
 ByObject = dict[ClusterResourceId, dict[str, Claim]]  # per object: app name -> that app's copy

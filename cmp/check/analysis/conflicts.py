@@ -72,6 +72,7 @@ def own_warnings(apps: Iterable[AppClaims]) -> list[Finding]:
     return [
         *findings.unstable_warnings(listed),
         *findings.unmatched_target_warnings(listed),
+        *findings.empty_root_warnings(listed),
         *findings.replica_warnings(listed),
         *findings.ca_bundle_warnings(listed),
     ]

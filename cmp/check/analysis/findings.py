@@ -27,6 +27,7 @@ HPA_REPLICAS = "hpa-replicas"
 EMPTY_CABUNDLE = "empty-cabundle"
 HANDOVER = "handover"
 UNMATCHED_TARGET = "patch-target-unmatched"
+EMPTY_ROOT = "empty-root"
 
 CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
 NAMESPACE = ("", "Namespace")
@@ -109,6 +110,21 @@ def unstable_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
                 "each refresh. Generate the value outside the chart (an existing Secret, a fixed value) or list "
                 "these fields under the Application's ignoreDifferences",
                 together,
+            )
+
+
+def empty_root_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
+    """An app read from a file that renders nothing from files naming Argo CD objects: an App of Apps root
+    that creates no Application (a wrong path, values or include), which Argo CD syncs to nothing."""
+    for result in apps:
+        if result.names_apps and result.complete and not (result.emitted or result.stripped):
+            yield Finding(
+                result.app.name,
+                EMPTY_ROOT,
+                ClusterResourceId(result.app.cluster, "argoproj.io", "Application", "", result.app.name),
+                "renders no resources, though its files name Argo CD objects: as an App of Apps root it creates "
+                "no Application, and a sync with prune deletes those it tracks; check its path, values and "
+                "directory include/exclude",
             )
 
 

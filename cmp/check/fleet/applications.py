@@ -162,6 +162,8 @@ def manifest_files(paths: Sequence[Path], errors: list[str]) -> list[Path]:
     for path in paths:
         if path.is_file():
             files.append(path)
+        elif (path / "Chart.yaml").is_file():  # its templates are not YAML until helm renders them
+            errors.append(f"{path}: a Helm chart, not Applications: point check at the Applications that render it")
         elif path.is_dir():
             for folder, subfolders, names in os.walk(path):
                 subfolders[:] = sorted(

@@ -27,7 +27,7 @@ import yaml
 from cmp import goyaml
 from cmp.check.fleet.applications import Application, Source
 from cmp.check.sources import repo_server
-from cmp.errors import ChartShareError, ParameterError, PathError
+from cmp.errors import ChartShareError, ParameterError, PathError, shortened
 from cmp.inputs.paths import confine_tree
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -421,5 +421,5 @@ def _run(argv: list[str], cwd: Path, timeout: float, shown: Mapping[str, str]) -
         hint = ""
         if "--enable-helm" in message:
             hint = "; Argo CD builds without --enable-helm unless argocd-cm's kustomize.buildOptions adds it"
-        raise ChartShareError(f"{Path(argv[0]).name} {argv[1]} failed: {message[:BUILD_LIMIT]}{hint}")
+        raise ChartShareError(f"{Path(argv[0]).name} {argv[1]} failed: {shortened(message, BUILD_LIMIT)}{hint}")
     return done.stdout.decode("utf-8", "replace")

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cmp.check.fleet.applications import Application, Skip, Source
+from cmp.check.fleet.applications import RENDER_FAILED, Application, Skip, Source
 from cmp.check.fleet.repos import SCRATCH_NOTE, Repositories
 from cmp.check.sources import directory, kustomize, repo_server
 from cmp.errors import ChartShareError
@@ -90,7 +90,8 @@ def plan(
                 result.errors.append(f"{app.origin}: spec.{source.label}: {error}")
                 continue
             if isinstance(choice, str):
-                result.skipped.append(Skip(app.name, f"{source.label}: {choice}"))
+                failed = choice.startswith(RENDER_FAILED)
+                result.skipped.append(Skip(app.name, choice if failed else f"{source.label}: {choice}"))
             elif isinstance(choice, RemoteChart):
                 result.jobs.append(Job(app, source, "helm", root, root, raw, helm, timeout, remote=choice))
             elif choice is not None:
@@ -113,8 +114,9 @@ def choose_renderer(source: Source, root: Path) -> tuple[str, Path] | RemoteChar
         raise ChartShareError(f"path {raw_path!r} is a symlink loop") from None
     if not app_dir.is_relative_to(root):
         raise ChartShareError(f"path {raw_path!r} resolves outside the repository root {root}")
-    if not app_dir.is_dir():
-        return f"path {raw_path} is not a folder of the local repository (repoURL {source.repo_url or '?'})"
+    if not app_dir.is_dir():  # Argo CD's ComparisonError: the app cannot be rendered, not a source check skips
+        where = f"{source.label}.path {raw_path} (repoURL {source.repo_url or '?'})"
+        return f"{RENDER_FAILED}: app path does not exist: {where}"
     has_config = (app_dir / CONFIG_FILE).is_file()
     explicit = source.types[0] if source.types else None
     if explicit is None:  # Argo CD asks the sidecars' discover rules first; kustomize wins over a Chart.yaml

@@ -66,6 +66,7 @@ class Rendered:
     notices: tuple[str, ...] = ()
     malformed: bool = False  # the error is the Application's own field (bad fleet input), not its chart's
     unmatched: tuple[str, ...] = ()  # post-render entries whose target matched nothing
+    names_apps: bool = False  # an empty render of files that name Argo CD objects (an App of Apps root gone quiet)
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,6 +330,7 @@ def claims_by_app(renders: Sequence[Rendered], skipped: Sequence[Skip]) -> dict[
             result.stripped.setdefault(claim.id, claim)
         result.unstable += rendered.unstable
         result.unmatched += rendered.unmatched
+        result.names_apps = result.names_apps or rendered.names_apps
     for skip in skipped:
         if skip.app in apps:
             apps[skip.app].complete = False

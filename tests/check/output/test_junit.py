@@ -48,10 +48,12 @@ def test_the_junit_report_of_a_real_fleet_validates_against_the_junit_schema(
     rendered_apps = {entry["name"] for entry in payload["applications"]}
     skipped_only = {entry["app"] for entry in payload["skipped"]} - rendered_apps
     assert set(cases) == rendered_apps | skipped_only
+    failed_renders = {entry["app"] for entry in payload["skipped"] if entry["reason"].startswith("render failed")}
     for name in rendered_apps:
         part_of = sum(name in conflict["apps"] for conflict in payload["conflicts"])
-        assert len(cases[name].findall("failure")) == part_of
-    assert all(cases[name].find("skipped") is not None for name in skipped_only)
+        assert len(cases[name].findall("failure")) == part_of + (name in failed_renders)
+    assert all(cases[name].find("skipped") is not None for name in skipped_only - failed_renders)
+    assert all(cases[name].find("failure") is not None for name in failed_renders)
     suite = ElementTree.fromstring(junit.stdout).find("testsuite")
     assert suite is not None
     failed = sum(1 for case in cases.values() if case.find("failure") is not None)
@@ -91,6 +93,7 @@ def test_each_failed_render_is_a_failure_and_only_an_unrenderable_source_is_skip
             app_yaml.format(name=name, path=path, extra=extra)
             for name, path, extra in [
                 ("broken", "charts/broken", ""),
+                ("missing", "charts/nowhere", ""),
                 ("fine", "charts/fine", ""),
                 ("vault", "charts/fine", ", plugin: {name: vault-v1}"),
             ]
@@ -108,10 +111,10 @@ def test_each_failed_render_is_a_failure_and_only_an_unrenderable_source_is_skip
     SCHEMA.validate(result.stdout)
     cases = _cases(result.stdout)
     failures = {name: [f.get("type") for f in case.iter("failure")] for name, case in cases.items()}
-    assert failures == {"broken": ["render"], "fine": [], "vault": []}
+    assert failures == {"broken": ["render"], "fine": [], "missing": ["render"], "vault": []}
     broken = cases["broken"].find("failure")
     assert broken is not None and (broken.get("message") or "").startswith("render failed: ")
     assert "the chart refuses these values" in (broken.text or "")
     assert [name for name, case in cases.items() if case.find("skipped") is not None] == ["vault"]
     suite = ElementTree.fromstring(result.stdout).find("testsuite")
-    assert suite is not None and (suite.get("failures"), suite.get("skipped")) == ("1", "1")
+    assert suite is not None and (suite.get("failures"), suite.get("skipped")) == ("2", "1")

@@ -44,7 +44,7 @@ def test_a_rendered_source_gets_the_renderer_argo_cd_would_pick(source: Source, 
     ("source", "reason"),
     [
         (_source(path="apps/kustomized", kustomize={"version": "v5.0.0"}), "source: kustomize.version (picks a"),
-        (_source(path="nowhere"), "source: path nowhere is not a folder of the local repository"),
+        (_source(path="nowhere"), "render failed: app path does not exist: source.path nowhere (repoURL"),
         (_source(path=None, chart="redis"), "source: chart redis: targetRevision 'main' is not one exact version"),
         (
             _source(path=None, chart="redis", target_revision="^19.0"),
