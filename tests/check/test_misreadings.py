@@ -99,6 +99,7 @@ def test_an_app_of_apps_root_that_renders_nothing_warns(tmp_path: Path, helm: st
 
 def test_a_reason_is_shortened_at_a_word_or_not_at_all() -> None:
     text = "accumulating resources: must specify the chart version for helmCharts"
-    assert shortened(text, 40) == "accumulating resources: must ..."
+    assert shortened(text, 40) == "accumulating resources: must specify the ..."
+    assert shortened(text, 30) == "accumulating resources: must ..."
     assert shortened(text, 200) == text
     assert shortened("x" * 50, 10) == "x" * 50  # no word boundary within the limit: kept whole
