@@ -208,39 +208,79 @@ def documents(path: Path, errors: list[str], needle: str | None = None) -> Itera
 
 def name_lines(path: Path) -> list[int]:
     """Per document of a file (numbered as `documents` numbers them), the line of its `metadata.name`, or
-    of the document's start where it has none; [] for a file that cannot be read. Only files that hold
-    Applications are read again for this."""
+    of the document's start where it has none; [] for a file that cannot be read. Read again only for files
+    that hold Applications, in one pass over the parser's events (nothing composed or expanded, nothing
+    past MAX_NAME_DEPTH levels looked into), as tenant_yaml reads tenant files."""
     try:
         raw = path.read_bytes()
         if len(raw) > _MAX_FILE_BYTES:
             return []
-        nodes = list(yaml.compose_all(raw.decode("utf-8"), Loader=_LOADER))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return _name_lines(yaml.parse(raw.decode("utf-8"), Loader=_LOADER))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return []
-    return [_name_line(node) for node in nodes if not _empty(node)]
 
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_NAME_DEPTH = 100  # levels of nesting a name search follows (metadata.name is at the second)
+_NODE_START = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_NODE_END = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 
-def _empty(node: yaml.Node | None) -> bool:
-    return node is None or (isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"))
+@dataclass(slots=True)
+class _Open:
+    """A mapping or sequence the walk is inside: whether its next node is a key, and the last key."""
+
+    mapping: bool
+    metadata: bool = False  # the root mapping's `metadata:` value
+    expect_key: bool = True
+    key: str | None = None
 
 
-def _name_line(node: yaml.Node) -> int:
-    metadata = _value(node, "metadata")
-    for key, _ in metadata.value if isinstance(metadata, yaml.MappingNode) else ():
-        if isinstance(key, yaml.ScalarNode) and key.value == "name":
-            return int(key.start_mark.line) + 1
-    return int((metadata or node).start_mark.line) + 1
+def _name_lines(events: Iterator[yaml.Event]) -> list[int]:
+    lines: list[int] = []
+    stack: list[_Open] = []
+    start = found = 0
+    empty = True
+    for event in events:
+        if isinstance(event, yaml.DocumentStartEvent):
+            start, found, empty, stack = 0, 0, True, []
+            continue
+        if isinstance(event, yaml.DocumentEndEvent):
+            if not empty:
+                lines.append(found or start)
+            continue
+        if isinstance(event, _NODE_END):
+            stack.pop()
+            _consumed(stack)
+            continue
+        if not isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, *_NODE_START)):
+            continue
+        if not stack:
+            start = _line(event.start_mark)
+            empty = isinstance(event, yaml.ScalarEvent) and event.value in ("", "~", "null")
+        parent = stack[-1] if stack else None
+        if parent is not None and parent.mapping and parent.expect_key:
+            parent.key = event.value if isinstance(event, yaml.ScalarEvent) else None
+            if parent.metadata and parent.key == "name" and not found:
+                found = _line(event.start_mark)
+        if isinstance(event, _NODE_START):
+            if len(stack) >= MAX_NAME_DEPTH:
+                return lines
+            at_metadata = len(stack) == 1 and parent is not None and parent.key == "metadata" and not parent.expect_key
+            stack.append(_Open(isinstance(event, yaml.MappingStartEvent), metadata=at_metadata))
+            continue
+        _consumed(stack)
+    return lines
 
 
-def _value(node: yaml.Node, name: str) -> yaml.Node | None:
-    for key, value in node.value if isinstance(node, yaml.MappingNode) else ():
-        if isinstance(key, yaml.ScalarNode) and key.value == name:
-            found: yaml.Node = value
-            return found
-    return None
+def _line(mark: Any) -> int:
+    return int(mark.line) + 1 if mark is not None else 1
+
+
+def _consumed(stack: list[_Open]) -> None:
+    """A node of the innermost mapping is done: a key is followed by its value, a value by the next key."""
+    if stack and stack[-1].mapping:
+        stack[-1].expect_key = not stack[-1].expect_key
 
 
 def items(obj: Any) -> Iterator[tuple[str, Any]]:
