@@ -364,7 +364,8 @@ def _checked(outcome: CheckOutcome, strict: bool = False) -> int:
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as problem:
-            raise BadInput([f"{path}: cannot write the report: {problem.strerror}"]) from None
+            why = problem.strerror or str(problem)
+            raise BadInput([f"{path}: cannot write the report: {why}; give a file in a folder that exists"]) from None
     sys.stdout.write(outcome.text)
     if outcome.recorded:
         return 0

@@ -143,3 +143,13 @@ def test_the_merge_writes_the_reports_and_reads_the_baseline_as_a_single_run(tmp
     assert json.loads(merged.read_text())["conflicts"][0]["known"] is True
     refused = run_cli([*RAW, "--shard", "1/2", "--report", f"json={merged}"], env=env)
     assert refused.exit_code == 2 and "--report is the report's" in refused.stderr
+
+
+def test_a_report_that_cannot_be_written_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "report.md"
+    result = run_cli([*RAW, "--report", f"markdown={target}"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert [line for line in result.stderr.splitlines() if "error" in line] == [
+        f"chartshare: error: {target}: cannot write the report: No such file or directory; give a file in a "
+        "folder that exists"
+    ]
