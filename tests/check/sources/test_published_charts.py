@@ -5,6 +5,7 @@ chartshare.yaml naming a remote chart, fetched from real servers on 127.0.0.1 in
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -151,6 +152,26 @@ def test_a_chart_fetched_with_credentials_is_served_only_to_a_project_that_may_u
     assert [row["name"] for row in report["applications"]] == ["git-chart", "helm-repo", "shared"]
     assert [skipped["app"] for skipped in report["skipped"]] == ["oci", "oci-path"]  # one registry, two forms
     assert all("is not in the chart cache (--offline)" in skipped["reason"] for skipped in report["skipped"])
+
+
+def test_check_scopes_each_application_by_its_spec_project(fleet: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """The registry's entry serves team-* only: the OCI apps are served their chart (fetched with it) once
+    their spec.project says they may use it; with project default they are not (the test above)."""
+    repo, env = fleet
+    copy = tmp_path / "repo"
+    shutil.copytree(repo, copy, symlinks=True)
+    apps = list(yaml.safe_load_all((copy / "argocd" / "apps.yaml").read_text()))
+    for app in apps:
+        if app["metadata"]["name"].startswith("oci"):
+            app["spec"]["project"] = "team-b"
+    (copy / "argocd" / "apps.yaml").write_text(yaml.safe_dump_all(apps, sort_keys=False))
+    entries = yaml.safe_load(Path(env["CHARTSHARE_REPOSITORIES"]).read_text())
+    scoped = tmp_path / "repositories.yaml"
+    scoped.write_text(yaml.safe_dump([{**entry, "projects": ["team-*"]} for entry in entries]))
+    result = _check(copy, {**env, "CHARTSHARE_REPOSITORIES": str(scoped)}, "--offline")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["skipped"] == [] and len(report["applications"]) == len(apps)
 
 
 def test_offline_with_a_cold_cache_skips_each_published_chart_with_its_fix(
