@@ -1,11 +1,12 @@
 # syntax=docker/dockerfile:1
 # The chartshare sidecar for argocd-repo-server (a CMP v2 config-management plugin).
 #
-#   docker build --build-arg ARGOCD_VERSION=v3.5.1 -t registry.example.com/platform/chartshare:0.1.0 .
+#   docker build --build-arg ARGOCD_VERSION=v3.6.0 -t registry.example.com/platform/chartshare:0.1.0 .
 #
 # ARGOCD_VERSION must be the version of the Argo CD you run: helm is copied from its image, so chartshare
-# renders with exactly the helm that Argo CD's native Helm source bundles (3.5: helm 4.2; 3.3/3.4: helm 3.19).
-ARG ARGOCD_VERSION=v3.5.1
+# renders with exactly the helm that Argo CD's native Helm source bundles (3.6: helm 4.2.4; 3.5: helm 4.2.1;
+# 3.4: helm 3.19.4; tools/argocd_tools.py --table).
+ARG ARGOCD_VERSION=v3.6.0
 ARG PYTHON_VERSION=3.12
 
 FROM quay.io/argoproj/argocd:${ARGOCD_VERSION} AS argocd

@@ -81,6 +81,14 @@ def test_helm_comes_from_a_pinned_argo_cd_image() -> None:
     assert f"--from={argocd.name} /usr/local/bin/helm /usr/local/bin/helm" in stages[-1].values("COPY")
 
 
+def test_the_default_argo_cd_is_the_newest_release_the_tools_table_names() -> None:
+    """The image's helm is the one the suite tests first: the table's newest release ships it."""
+    import argocd_tools
+
+    args, _ = _stages()
+    assert args["ARGOCD_VERSION"].startswith(f"v{argocd_tools.RELEASES[-1].argocd}.")
+
+
 def test_the_final_image_is_slim_python_running_argocd_cmp_server_as_999() -> None:
     _, stages = _stages()
     final = stages[-1]
