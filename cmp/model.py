@@ -74,6 +74,20 @@ class Action(enum.Enum):
     FAIL = "fail"
 
 
+class PolicyRef(NamedTuple):
+    """The fleet policy entry behind a decision: the platform team's word, which the app's own file
+    cannot override."""
+
+    place: str  # `projects[0].rules[1]`, `projects[2].forbid[0]`, `projects[0].protect[0]`
+    at: str  # the policy file and the entry's line, `chartshare-policy.yaml:12`
+    accepted: bool = False  # a strip the platform wrote itself (`forbid`, `others: strip`): never refused
+    overrode: str = ""  # the app's own rule it overrode, located (`apps/x/chartshare.yaml:7: rules[0]`)
+
+    @property
+    def label(self) -> str:
+        return f"{self.at}: {self.place}"
+
+
 class Decision(NamedTuple):
     """The verdict on one resource for one app, with the rule and the reason behind it."""
 
@@ -84,9 +98,12 @@ class Decision(NamedTuple):
     rename_to: str | None = None
     patch: tuple[dict[str, Any], ...] = ()
     owners: tuple[str, ...] = ()  # the owner globs behind the verdict; () when nobody owns the object
+    policy: PolicyRef | None = None  # the fleet policy entry that decided it (then `rule` is None), or protected it
 
     @property
     def origin(self) -> str:
+        if self.rule is None and self.policy is not None:
+            return f"policy {self.policy.place}"
         return f"rules[{self.rule}]" if self.rule is not None else "no rule"
 
 

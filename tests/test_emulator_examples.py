@@ -17,6 +17,8 @@ from conftest import ROOT
 
 APPLICATIONS = plugin_applications()  # Helm or directory sources never reach the sidecar
 CHARTSHARE = Path(sys.executable).parent / "chartshare"
+POLICY = ROOT / "examples" / "fleet-policy" / "chartshare-policy.yaml"  # decides for the fleet-policy example's
+# projects; every other example's apps are in project `default`, which it names in no entry
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +32,8 @@ def repository() -> Iterator[Path]:
 def server(helm: str) -> Iterator[CmpServer]:
     base = shared_tmp("chartshare-sidecar-")
     bin_dir = sidecar_bin(base / "bin", helm=Path(helm), chartshare=CHARTSHARE)
-    yield CmpServer(ROOT / "plugin.yaml", sidecar_env(bin_dir, base / "home"), workdir=base / "tmp")
+    env = sidecar_env(bin_dir, base / "home", CHARTSHARE_POLICY=str(POLICY))  # one sidecar, one fleet policy
+    yield CmpServer(ROOT / "plugin.yaml", env, workdir=base / "tmp")
     shutil.rmtree(base, ignore_errors=True)
 
 

@@ -30,8 +30,10 @@ def _render(config: Config, looked: cached.Lookup) -> cached.Rendered:
     from cmp.generate.output import output
     from cmp.render.chart import chart_dir, load_ownership
     from cmp.render.pipeline import apply_rules, printed
+    from cmp.render.policy import policy_entry
 
     ownership = load_ownership(config)
+    policy_entry(config, ownership)  # a malformed policy fails before helm starts
     chart = chart_dir(config, ownership)
     render = printed(config, ownership, chart, identities=looked.identities, digest=looked.recalls)
     recalled = looked.recall(ownership, render.digest) if render.digest is not None else None

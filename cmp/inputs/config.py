@@ -18,6 +18,7 @@ from cmp.errors import ParameterError, PathError, UsageError
 from cmp.inputs import parameters
 from cmp.inputs.parameters import Value
 from cmp.inputs.paths import config_file, find_repo_root, resolve_path, resolve_values_files, resolved
+from cmp.inputs.policy_file import PolicyText, read_policy
 from cmp.model import Access
 
 DEFAULT_TIMEOUT = 45.0  # Argo CD SIGKILLs a plugin at 60 s; helm must be stopped, and reported, before that
@@ -61,6 +62,12 @@ class Config(NamedTuple):
     cache: bool = True  # False: --no-cache
     max_output: int = GRPC_LIMIT_MB << 20
     access: Access = Access()  # the repositories file and the AppProject: which stored charts it may be served
+    policy: PolicyText | None = None  # the fleet policy's text ($CHARTSHARE_POLICY); None: no policy
+
+    @property
+    def project(self) -> str:
+        """The app's AppProject (ARGOCD_APP_PROJECT_NAME, `default` without one): which policy entry applies."""
+        return self.access.project
 
     @property
     def release(self) -> str:
@@ -192,6 +199,7 @@ def build(app_dir: Path, flags: Mapping[str, Value], env: Mapping[str, str]) -> 
         cache=flag("no-cache") != "true",
         max_output=_grpc_limit(env) << 20,
         access=Access.of(env),
+        policy=read_policy(env),
     )
 
 

@@ -51,7 +51,9 @@ def refuse_unbinding(
 def _asked(applied: Applied, ownership: Ownership) -> bool:
     """Whether the strip is what the file says for this object: `others: strip` on the rule that matched it,
     or `unowned: strip` for what no owner covers."""
-    rule = applied.decision.rule
+    rule, policy = applied.decision.rule, applied.decision.policy
+    if rule is None and policy is not None:
+        return policy.accepted  # `forbid`, or a policy rule's own `others: strip`: the platform decided
     return ownership.says_strip(rule) or (rule is None and not ownership.owners)
 
 

@@ -49,7 +49,7 @@ def matching_rule(resource: Resource, ownership: Ownership, scopes: ScopeTable, 
 def decide_one(resource: Resource, ownership: Ownership, app: str, scopes: ScopeTable, namespace: str = "") -> Decision:
     rule = matching_rule(resource, ownership, scopes, namespace)
     if rule is not None:
-        return _by_rule(resource, rule, app)
+        return by_rule(resource, rule, app)
     if scopes.of(resource.group, resource.kind) is not Scope.CLUSTER:
         return Decision(Action.KEEP, "namespaced, no rule")
     if ownership.owners:
@@ -61,7 +61,8 @@ def decide_one(resource: Resource, ownership: Ownership, app: str, scopes: Scope
     return Decision(ownership.unowned, f"cluster-scoped, unowned: {ownership.unowned.value}")
 
 
-def _by_rule(resource: Resource, rule: Rule, app: str) -> Decision:
+def by_rule(resource: Resource, rule: Rule, app: str) -> Decision:
+    """What one rule that matches the resource says for this app (the fleet policy's rules are read so too)."""
     if rule.owners and owns(rule.owners, app):
         protect = rule.protect if rule.protect is not None else _protected_kind(resource)
         return Decision(Action.KEEP, "owner", rule.position, protect, patch=rule.patch, owners=rule.owners)

@@ -47,5 +47,8 @@ class Outcome(NamedTuple):
 
 
 def rule_label(decision: Decision, ownership: Ownership | None) -> str:
-    """`apps/x/chartshare.yaml:12: rules[1]`, or the decision's origin without a file."""
+    """`apps/x/chartshare.yaml:12: rules[1]` (the policy file's entry for a policy rule's decision), or the
+    decision's origin without a file."""
+    if decision.rule is None and decision.policy is not None:
+        return decision.policy.label
     return ownership.rule_label(decision.rule) if ownership is not None else decision.origin

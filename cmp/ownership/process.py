@@ -6,23 +6,32 @@ No I/O: the edges (reading chartshare.yaml, running helm, writing the output) ar
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from cmp.errors import ManifestError, RuleError
+from cmp.inputs.paths import CONFIG_FILE
 from cmp.manifests import Resource
 from cmp.model import Action, App, Decision, ResourceId
-from cmp.ownership import managed_namespace
+from cmp.ownership import governed, managed_namespace
 from cmp.ownership.bindings import refuse_unbinding
-from cmp.ownership.decide import decide, matching_rule
+from cmp.ownership.decide import matching_rule
 from cmp.ownership.outcome import Applied, Outcome
+from cmp.ownership.policy import ProjectPolicy
 from cmp.ownership.report import aggregation_notices
 from cmp.ownership.rewrite.apply import apply_decisions
 from cmp.ownership.rules import Ownership
 from cmp.ownership.scope import Scope, ScopeTable, crd_scopes
 
 
-def process(resources: list[Resource], ownership: Ownership | None, app: App) -> Outcome:
-    """Apply chartshare.yaml to a parsed render; without one, pass everything through."""
+def process(
+    resources: list[Resource], ownership: Ownership | None, app: App, policy: ProjectPolicy | None = None
+) -> Outcome:
+    """Apply the fleet policy's entry for the app's project (if any) and chartshare.yaml to a parsed render;
+    with neither, pass everything through."""
     _refuse_duplicates(resources)
+    own = ownership
+    if ownership is None and policy is not None:
+        ownership = _PASS_THROUGH  # the policy decides what it names; everything else passes as without a file
     if ownership is None:
         if not resources:
             raise RuleError(
@@ -45,7 +54,7 @@ def process(resources: list[Resource], ownership: Ownership | None, app: App) ->
         done = post_render(resources, ownership.post_render, app.name, cluster)
         resources, post_lines, unmatched = done.resources, done.notices + done.changes, tuple(done.unmatched)
         _refuse_duplicates(resources)
-    decisions = decide(resources, ownership, app.name, scopes, app.namespace)
+    decisions = governed.decide(resources, ownership, app.name, scopes, app.namespace, policy)
     emitted, stripped = apply_decisions(resources, decisions, app, ownership=ownership, scopes=scopes)
     refuse_unbinding(emitted, stripped, ownership, app, scopes)
     if not emitted and not ownership.allow_empty:
@@ -54,18 +63,14 @@ def process(resources: list[Resource], ownership: Ownership | None, app: App) ->
             f"{cause}; refusing to send Argo CD an empty app (it would prune everything); "
             "set allowEmpty: true in chartshare.yaml if that is intended"
         )
-    notices = post_lines + aggregation_notices(emitted) + managed_namespace.notices(stripped, app)
-    return Outcome(
-        app,
-        rendered,
-        emitted,
-        stripped,
-        notices + _unknown_scope_notices(resources, ownership, scopes, app),
-        unmatched,
-    )
+    notices = post_lines + governed.override_notices(resources, decisions)
+    notices += aggregation_notices(emitted) + managed_namespace.notices(stripped, app)
+    unknown = _unknown_scope_notices(resources, ownership, scopes, app) if own is not None else []
+    return Outcome(app, rendered, emitted, stripped, notices + unknown, unmatched)
 
 
 _PASS = Decision(Action.KEEP, "no chartshare.yaml")
+_PASS_THROUGH = Ownership(Path(CONFIG_FILE), ".", (), Action.KEEP, False, (), (), (), ())
 
 
 def _refuse_duplicates(resources: Sequence[Resource]) -> None:

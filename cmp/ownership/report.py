@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cmp.manifests import searchable, surely_lacks
+from cmp.model import Decision
 from cmp.ownership.outcome import Applied, Outcome
 from cmp.pointers import pointer_parts
 
@@ -88,7 +89,7 @@ def summary(outcome: Outcome) -> list[str]:
     ]
     lines += [f"  stripped {a.resource.id} ({a.decision.origin}: {a.decision.reason})" for a in outcome.stripped]
     lines += [
-        f"  protected {a.resource.id} ({a.decision.origin}: {a.decision.reason})"
+        f"  protected {a.resource.id} ({a.decision.origin}: {a.decision.reason}{_by_policy(a.decision)})"
         for a in protected
         if describe(a) is None
     ]
@@ -99,3 +100,10 @@ def summary(outcome: Outcome) -> list[str]:
         if line is not None:
             lines.append(f"  {line}")
     return lines + outcome.notices
+
+
+def _by_policy(decision: Decision) -> str:
+    """`; protected by policy projects[0].protect[1]` where the fleet policy's `protect` (not the rule that
+    decided the object) protected it."""
+    ref = decision.policy
+    return f"; protected by policy {ref.place}" if ref is not None and decision.rule is not None else ""

@@ -58,9 +58,12 @@ __all__ = [
     "Ownership",
     "ReferenceSpec",
     "Rule",
+    "compose",
     "load",
     "owns",
     "parse",
+    "read_match",
+    "read_rule",
 ]
 
 
@@ -86,11 +89,20 @@ def load(path: Path, display: str | None = None, root: Path | None = None) -> Ow
 
 def parse(text: str, path: Path, display: str, root: Path | None = None) -> Ownership:
     """`root`: the repository, which files a patch's `path:` names must be in (default: the file's folder)."""
+    node = compose(text, display)
+    if node is None:
+        raise ConfigError(f"{display}: the file is empty; it needs at least apiVersion: {API_VERSION} and kind: {KIND}")
+    return _ownership(Reader(display, goyaml.GoLoader("")), node, path, path.parent if root is None else root)
+
+
+def compose(text: str, display: str) -> yaml.Node | None:
+    """The file's one YAML document as nodes (None when empty), as go-yaml reads it; anchors and aliases
+    refused; every YAML error one ConfigError naming the file and line. The fleet policy is read so too."""
     tenant_yaml.refuse(text, display, MAX_CONFIG_BYTES)  # depth and aliases, before anything is composed
     loader = goyaml.GoLoader(text)
     try:
         _refuse_aliases(text, display)
-        node = loader.get_single_node()
+        node: yaml.Node | None = loader.get_single_node()
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = f":{mark.line + 1}" if mark else ""
@@ -101,9 +113,7 @@ def parse(text: str, path: Path, display: str, root: Path | None = None) -> Owne
         raise ConfigError(f"{display}{line}: not valid YAML: {str(error).splitlines()[0]}") from None
     finally:
         loader.dispose()
-    if node is None:
-        raise ConfigError(f"{display}: the file is empty; it needs at least apiVersion: {API_VERSION} and kind: {KIND}")
-    return _ownership(Reader(display, goyaml.GoLoader("")), node, path, path.parent if root is None else root)
+    return node
 
 
 def _refuse_aliases(text: str, display: str) -> None:
@@ -144,7 +154,7 @@ def _ownership(reader: Reader, node: yaml.Node, path: Path, root: Path) -> Owner
         value = reader.string(top[key], key)
         if value != expected:
             raise reader.error(top[key], key, f"{value!r} is not supported; use {expected!r}")
-    rules = reader.items(top["rules"], "rules", lambda n, w: _rule(reader, n, w)) if "rules" in top else ()
+    rules = reader.items(top["rules"], "rules", lambda n, w: read_rule(reader, n, w)) if "rules" in top else ()
     return Ownership(
         path=path,
         chart=_chart(reader, top["chart"]) if "chart" in top else ".",
@@ -236,11 +246,11 @@ def _kind_list(reader: Reader, top: dict[str, yaml.Node], key: str) -> tuple[str
     return reader.items(top[key], key, entry)
 
 
-def _rule(reader: Reader, node: yaml.Node, where: str) -> Rule:
+def read_rule(reader: Reader, node: yaml.Node, where: str) -> Rule:
     entries = reader.mapping(node, where, RULE_KEYS)
     if "match" not in entries:
         raise reader.error(node, where, "missing `match:`; say which resources the rule is about")
-    match = _match(reader, entries["match"], f"{where}.match")
+    match = read_match(reader, entries["match"], f"{where}.match")
     owners = reader.globs(entries["owner"], f"{where}.owner") if "owner" in entries else ()
     default_others = "strip" if owners else "keep"
     others = (
@@ -279,7 +289,7 @@ def _rule(reader: Reader, node: yaml.Node, where: str) -> Rule:
     )
 
 
-def _match(reader: Reader, node: yaml.Node, where: str) -> Match:
+def read_match(reader: Reader, node: yaml.Node, where: str) -> Match:
     entries = reader.mapping(node, where, MATCH_KEYS)
     if not entries:
         raise reader.error(node, where, "is empty; give at least one of: " + ", ".join(MATCH_KEYS))

@@ -22,11 +22,13 @@ from cmp.ownership.outcome import Outcome
 from cmp.ownership.process import process
 from cmp.ownership.rules import Ownership
 from cmp.render.chart import chart_dir, load_ownership
+from cmp.render.policy import policy_entry
 
 
 def render(config: Config) -> Outcome:
     """Render the app's chart and apply its ownership rules."""
     ownership = load_ownership(config)
+    policy_entry(config, ownership)  # a malformed policy fails before helm starts
     return render_loaded(config, ownership, chart_dir(config, ownership))
 
 
@@ -74,7 +76,8 @@ def apply_rules(config: Config, ownership: Ownership | None, render: Printed) ->
     resources = manifests.parse(render.stream, foreseen=render.foreseen, memory=render.memory)
     if render.memory is not None:
         render.memory.save()
-    return process(resources, ownership, App(config.app_name, config.release, config.namespace))
+    app = App(config.app_name, config.release, config.namespace)
+    return process(resources, ownership, app, policy_entry(config, ownership))
 
 
 def _import_what_the_rules_need(ownership: Ownership | None) -> None:

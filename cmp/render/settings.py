@@ -10,6 +10,7 @@ with its files only where a render with those bytes found some (cmp/generate/cac
 
 from __future__ import annotations
 
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,10 +29,18 @@ def settings(config: Config, ownership: Ownership | None = None) -> dict[str, ob
     fields: dict[str, object] = config._asdict()
     for name in NOT_COUNTED:
         del fields[name]
+    fields.update(policy_fields(config))
     files = named_files(ownership)
     if files:
         fields["named_files"] = files
     return fields
+
+
+def policy_fields(config: Config) -> dict[str, object]:
+    """The fleet policy by its content (a digest of its text), never its path; the app's project, which
+    picks its entry, counts already (config.access)."""
+    text = config.policy.text if config.policy is not None else None
+    return {"policy": sha256(text.encode("utf-8", "surrogatepass")).hexdigest() if text is not None else None}
 
 
 def named_files(ownership: Ownership | None) -> tuple[Path, ...]:

@@ -75,7 +75,7 @@ def apply_decisions(
 
 def refusal(resource: Resource, decision: Decision, app: App) -> str:
     where = resource.template_note()
-    if decision.rule is None:
+    if decision.rule is None and decision.policy is None:
         return (
             f"{resource.id}{where} is cluster-scoped and no rule or owner in chartshare.yaml covers it; "
             "add a rule with an owner, a top-level `owner:`, or set `unowned: keep` or `unowned: strip`"
