@@ -262,7 +262,7 @@ def _add_repositories(
         try:
             run_helm(argv, cwd=build.chart, timeout=build.deadline.left(what), what=what, env=env, stdin=stdin)
         except HelmError as error:
-            raise HelmError(repository_error(str(error), entry, secrets)) from None
+            raise HelmError(repository_error(str(error), entry, secrets, url)) from None
 
 
 def _log_in(

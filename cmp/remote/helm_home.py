@@ -76,9 +76,13 @@ def registry_login(
         raise HelmError(repository_error(str(error), entry, secrets)) from None
 
 
-def repository_error(message: str, entry: Credential | None, secrets: Credentials) -> str:
-    """helm's message, scrubbed, with where to look: the entry used, or where to add one."""
-    if entry is None:
+def repository_error(message: str, entry: Credential | None, secrets: Credentials, url: str = "") -> str:
+    """helm's message, scrubbed, with where to look: the entry used, the entry that serves other projects
+    only, or where to add one."""
+    withheld = secrets.withheld(url) if entry is None and url else ""
+    if withheld:
+        hint = f"; {withheld}"
+    elif entry is None:
         hint = f"; if it needs credentials, add its URL to the file {ENV} names"
     elif entry.username:
         hint = f"; check {entry.label} in {secrets.source}"

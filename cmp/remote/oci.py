@@ -44,7 +44,7 @@ def download(
         try:
             run_helm(argv, cwd=pulled, timeout=deadline.left(what), what=what, env=private)
         except HelmError as error:
-            raise RemoteError(repository_error(str(error), entry, secrets)) from None
+            raise RemoteError(repository_error(str(error), entry, secrets, ref)) from None
     archives = sorted(pulled.glob("*.tgz"))
     if len(archives) != 1:
         raise RemoteError(f"helm pull {ref} --version {chart.version} left {len(archives)} archives, not one")

@@ -85,6 +85,32 @@ def test_password_protected_https_repository_builds_then_builds_offline_from_the
     assert _rendered_dependency(offline, helm) == "0.1.0"
 
 
+def test_a_dependency_fetched_with_one_project_s_credentials_is_never_served_to_another(
+    helm: str, tmp_path: Path
+) -> None:
+    """The dependency archives of the chart store are keyed by the entry that fetched them, like charts."""
+    with chart_repository(helm, tmp_path / "web", [library_chart(tmp_path / "src")], auth=True) as repo:
+        secrets = _credentials(
+            tmp_path / "repositories.yaml",
+            [{"url": repo.url, "username": USER, "password": PASSWORD, "projects": ["team-b"]}],
+        )
+        app = _app_chart(tmp_path / "app", repo.url)
+        team_a = {"CHARTSHARE_REPOSITORIES": secrets, "ARGOCD_APP_PROJECT_NAME": "team-a"}
+        team_b = {**team_a, "ARGOCD_APP_PROJECT_NAME": "team-b"}
+        refused = _init(_fresh(app, tmp_path / "a1"), helm, tmp_path, **team_a)
+        fetched = _init(app, helm, tmp_path, **team_b)
+    down = _init(_fresh(app, tmp_path / "a2"), helm, tmp_path, **team_a)
+    kept = _init(_fresh(app, tmp_path / "b2"), helm, tmp_path, **team_b)
+    assert fetched.exit_code == 0 and "downloaded, cached" in fetched.stderr, fetched.stderr
+    assert kept.exit_code == 0 and f"greeting 0.1.0 from {repo.url}: from the cache" in kept.stderr, kept.stderr
+    withheld = f"entry [0] ({repo.url}) in {secrets} serves projects team-b, not team-a"
+    for result in (refused, down):
+        assert (result.exit_code, result.stdout) == (1, ""), result.stderr
+        (line,) = result.stderr.splitlines()
+        assert "from the cache" not in line and withheld in line and PASSWORD not in line, line
+    assert not (tmp_path / "a2" / "charts").exists() or not list((tmp_path / "a2" / "charts").iterdir())
+
+
 def test_plain_http_repository_needs_no_credentials_and_a_lock_pins_the_cached_version(
     helm: str, tmp_path: Path
 ) -> None:
