@@ -23,10 +23,11 @@ from cmp.check import base as base_fleet
 from cmp.check import rounds
 from cmp.check.analysis import conflicts, identity, live
 from cmp.check.analysis.conflicts import Report
+from cmp.check.analysis.ignored import IgnoreRule, argocd_cm_rules
 from cmp.check.analysis.lifecycle import LastSpecs, lifecycle, unjudged
 from cmp.check.analysis.live import ANNOTATION_TRACKING, Tracking
 from cmp.check.fleet import applications, inventory
-from cmp.check.fleet.applications import Fleet, Skip
+from cmp.check.fleet.applications import Fleet, Skip, argocd_cm_data
 from cmp.check.fleet.generators.clusters import read_clusters
 from cmp.check.fleet.repos import Repositories, parse_mapping, remotes_of
 from cmp.check.output import baseline, document, text_report
@@ -84,6 +85,10 @@ class Installation:
         given["installation_id"] = self.installation_id
         settings.update({key: value for key, value in given.items() if value is not None})
         return Tracking(**settings)
+
+    def ignored(self, errors: list[str]) -> list[IgnoreRule]:
+        """argocd-cm's resource.customizations.ignoreDifferences (none without --argocd-cm)."""
+        return argocd_cm_rules(argocd_cm_data(self.argocd_cm, errors)) if self.argocd_cm is not None else []
 
     def repositories(self, root: Path, errors: list[str]) -> Repositories:
         return Repositories.build(root, remotes_of(root), self.mappings(errors))
@@ -191,10 +196,12 @@ def check_fleet(
             unfetched=own,
             base=found,
             last=last,
+            ignored=installation.ignored(problems),
         )
         return Outcome(document_text, notes=sorted(loaded.notes), notices=notices)
     apps = renders.claims_by_app(tree.rendered, skipped)
-    report = conflicts.analyse(apps, skipped, live_objects, tracking, tree.contested.values())
+    ignored = installation.ignored(problems)
+    report = conflicts.analyse(apps, skipped, live_objects, tracking, tree.contested.values(), ignored)
     if found is not None:
         unsure = found.unrendered | {skip.app for skip in skipped}
         entries = lifecycle(found.apps, apps, live_objects, tracking, unsure, last or LastSpecs())
@@ -280,6 +287,7 @@ def claims_document(
     unfetched: Sequence[Skip] = (),
     base: base_fleet.Base | None = None,
     last: LastSpecs | None = None,
+    ignored: Sequence[IgnoreRule] = (),
 ) -> str:
     """The shard's document: its apps' claims and own warnings, and the skipped sources and live objects
     that fall to it by the app they name (a live object without a tracking id matters to no shard).
@@ -316,7 +324,7 @@ def claims_document(
     return document.write(
         document.Header(Path("-"), document.VERSION, __version__, fleet, shard, raw, tracking, notes),
         [(places[name], result) for name, result in apps.items()],
-        conflicts.own_warnings(apps.values()),
+        conflicts.own_warnings(apps.values(), ignored),
         [skip for skip in [*skipped, *unfetched] if shard.holds(skip.app)],
         tracked,
         at_base,

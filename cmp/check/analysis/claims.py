@@ -33,6 +33,8 @@ class Claim:
 
 
 Unstable = tuple[ClusterResourceId, tuple[str, ...]]  # an object of a render, and the fields that differ in another
+# the fields of an app's Unstable when its templates call time or random functions but two renders agreed
+TEMPLATE_CALLS = ("(its templates call time or random functions)",)
 
 
 @dataclass(slots=True)

@@ -15,6 +15,7 @@ from typing import Any
 from cmp.check.analysis import findings, live, shared
 from cmp.check.analysis.claims import RENDERERS, AppClaims, ByObject, by_object
 from cmp.check.analysis.findings import Finding, canonical, is_crd
+from cmp.check.analysis.ignored import IgnoreRule
 from cmp.check.analysis.lifecycle import Entry
 from cmp.check.analysis.live import ANNOTATION_TRACKING, PruneRisk, Tracking
 from cmp.check.analysis.ownership_map import Shared, ownership_map
@@ -60,20 +61,22 @@ def analyse(
     live_objects: Sequence[Mapping[str, Any]] | None = None,
     tracking: Tracking = ANNOTATION_TRACKING,
     contested: Iterable[Contest] = (),
+    ignored: Sequence[IgnoreRule] = (),
 ) -> Report:
     """Claims of every app -> the report; `contested` are names with two definitions (conflicts on their
-    Application objects, whoever renders them)."""
-    return judge(apps, own_warnings(apps.values()), skipped, live_objects, tracking, contested)
+    Application objects, whoever renders them), `ignored` argocd-cm's ignoreDifferences."""
+    return judge(apps, own_warnings(apps.values(), ignored), skipped, live_objects, tracking, contested)
 
 
-def own_warnings(apps: Iterable[AppClaims]) -> list[Finding]:
-    """The warnings each app earns from its own claims alone: a shard works them out for its apps."""
+def own_warnings(apps: Iterable[AppClaims], ignored: Sequence[IgnoreRule] = ()) -> list[Finding]:
+    """The warnings each app earns from its own claims alone: a shard works them out for its apps.
+    `ignored`: argocd-cm's ignoreDifferences, which quiet the warnings about a field as the app's own do."""
     listed = list(apps)
     return [
-        *findings.unstable_warnings(listed),
+        *findings.unstable_warnings(listed, ignored),
         *findings.unmatched_target_warnings(listed),
         *findings.empty_root_warnings(listed),
-        *findings.replica_warnings(listed),
+        *findings.replica_warnings(listed, ignored),
         *findings.ca_bundle_warnings(listed),
     ]
 

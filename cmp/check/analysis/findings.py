@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from cmp import goyaml
-from cmp.check.analysis.claims import AppClaims, mapping_at
+from cmp.check.analysis.claims import TEMPLATE_CALLS, AppClaims, mapping_at
+from cmp.check.analysis.ignored import IgnoreRule, application_rules, covered
 from cmp.model import ClusterResourceId, GroupKind, split_api_version
 
 # The codes of the warnings: stable slugs that tools and docs refer to.
@@ -93,12 +94,23 @@ def scalar(value: str) -> str:
     return value if _PLAIN.match(value) and goyaml.reads_as_string(value) else json.dumps(value)
 
 
-def unstable_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
+def unstable_warnings(apps: Iterable[AppClaims], ignored: Sequence[IgnoreRule] = ()) -> Iterator[Finding]:
+    """Objects that render differently on every run, less the fields Argo CD's diff ignores (the
+    Application's ignoreDifferences, argocd-cm's `ignored`); charts whose templates call time or random
+    functions even when two renders agreed (within one second, `now | date` does)."""
     for result in apps:
+        rules = [*application_rules(result.app.ignore_differences), *ignored]
         for key, fields in result.unstable:
+            if fields == TEMPLATE_CALLS:
+                if not any(rule.paths and rule.selects(found) for found in result.emitted for rule in rules):
+                    yield _template_calls(result.app.name, key)
+                continue
+            kept = [field for field in fields if not covered(rules, key, field)]
+            if not kept:
+                continue
             together = Together(
                 "objects that render differently on every run",
-                ", ".join(fields),
+                ", ".join(kept),
                 "Argo CD will show them OutOfSync after each refresh. Generate the values outside the chart (an "
                 "existing Secret, a fixed value) or list these fields under the Application's ignoreDifferences",
             )
@@ -106,11 +118,22 @@ def unstable_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
                 result.app.name,
                 NONDETERMINISTIC,
                 key,
-                f"renders differently on every run ({', '.join(fields)}): Argo CD will show it OutOfSync after "
+                f"renders differently on every run ({', '.join(kept)}): Argo CD will show it OutOfSync after "
                 "each refresh. Generate the value outside the chart (an existing Secret, a fixed value) or list "
                 "these fields under the Application's ignoreDifferences",
                 together,
             )
+
+
+def _template_calls(app: str, key: ClusterResourceId) -> Finding:
+    return Finding(
+        app,
+        NONDETERMINISTIC,
+        key,
+        "its chart's templates call time or random functions (now, date over now, rand*, uuidv4, gen*): two "
+        "renders here agreed, but Argo CD will show the fields they fill OutOfSync after a refresh. Generate "
+        "the values outside the chart, or list those fields under the Application's ignoreDifferences",
+    )
 
 
 def empty_root_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
@@ -142,7 +165,7 @@ def unmatched_target_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
             )
 
 
-def replica_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
+def replica_warnings(apps: Iterable[AppClaims], ignored: Sequence[IgnoreRule] = ()) -> Iterator[Finding]:
     """A Deployment/StatefulSet with spec.replicas that an HPA of the same app scales."""
     for result in apps:
         for claim in result.emitted.values():
@@ -156,18 +179,28 @@ def replica_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
                 continue
             if mapping_at(workload.obj, "spec").get("replicas") is None:
                 continue
+            ignoring = covered(
+                [*application_rules(result.app.ignore_differences), *ignored], workload.id, "spec.replicas"
+            )
+            if ignoring and result.app.respect_ignore:
+                continue  # neither the diff nor a sync touches the replicas the HPA sets
             key = workload.id
             entry: dict[str, Any] = {"group": key.group, "kind": key.kind, "name": key.name, "namespace": key.namespace}
             entry["jsonPointers"] = ["/spec/replicas"]
             snippet = _ignore_differences(entry, ["RespectIgnoreDifferences=true"])
-            yield Finding(
-                result.app.name,
-                HPA_REPLICAS,
-                workload.id,
-                f"sets spec.replicas while HorizontalPodAutoscaler {claim.id.name} scales it: every sync resets "
-                "the replica count and the app flaps OutOfSync. Leave replicas out of the template when "
-                "autoscaling is on, or add to the Application:\n" + snippet,
-            )
+            if ignoring:  # the diff is quiet, but each sync still writes the template's count
+                message = (
+                    f"sets spec.replicas while HorizontalPodAutoscaler {claim.id.name} scales it: ignoreDifferences "
+                    "covers spec.replicas, but without RespectIgnoreDifferences=true in the Application's "
+                    "syncPolicy.syncOptions every sync still resets the replica count; add that option"
+                )
+            else:
+                message = (
+                    f"sets spec.replicas while HorizontalPodAutoscaler {claim.id.name} scales it: every sync resets "
+                    "the replica count and the app flaps OutOfSync. Leave replicas out of the template when "
+                    "autoscaling is on, or add to the Application:\n" + snippet
+                )
+            yield Finding(result.app.name, HPA_REPLICAS, workload.id, message)
 
 
 def ca_bundle_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:

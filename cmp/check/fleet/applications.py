@@ -81,6 +81,8 @@ class Application:
     sources: tuple[Source, ...]
     lifetime: Lifetime = Lifetime()
     parent: str | None = None  # the app that renders it (App of Apps); None for one read from a file
+    ignore_differences: tuple[Any, ...] = ()  # spec.ignoreDifferences, as written
+    respect_ignore: bool = False  # syncOptions RespectIgnoreDifferences=true: a sync leaves those fields too
     located: tuple[str, int] = ("", 0)  # the file and line of the metadata.name that defines it (its
     # ApplicationSet's for a generated app, its parent's for a rendered one): where a report points
 
@@ -335,6 +337,8 @@ def application(obj: Mapping[str, Any], origin: str, control_plane_namespace: st
         namespace=_text(destination.get("namespace"), "spec.destination.namespace"),
         sources=sources,
         lifetime=lifetime(metadata, spec),
+        ignore_differences=tuple(ignored) if isinstance(ignored := spec.get("ignoreDifferences"), list) else (),
+        respect_ignore="RespectIgnoreDifferences=true" in _options(spec),
     )
 
 
@@ -416,6 +420,20 @@ def _text(value: Any, where: str, required: bool = False) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise Malformed(f"{where} must be a string, got {type(value).__name__}")
     return str(value)
+
+
+def argocd_cm_data(path: Path, errors: list[str]) -> dict[str, Any]:
+    """The `data` of the argocd-cm ConfigMap in a dump (`kubectl -n argocd get cm argocd-cm -o yaml`)."""
+    if not path.is_file():
+        errors.append(f"--argocd-cm {path}: no such file")
+        return {}
+    for _, _, document in documents(path, errors):
+        for _, obj in items(document):
+            metadata = obj.get("metadata") if isinstance(obj, dict) else None
+            if isinstance(metadata, dict) and obj.get("kind") == "ConfigMap" and metadata.get("name") == "argocd-cm":
+                data = obj.get("data")
+                return dict(data) if isinstance(data, dict) else {}
+    return {}  # read_argocd_cm says so
 
 
 # --- live objects ------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import Any
 from cmp import manifests
 from cmp.annotations import prune_safe
 from cmp.cache.store import Store
-from cmp.check.analysis.claims import AppClaims, Claim, Unstable, mapping_at
+from cmp.check.analysis.claims import TEMPLATE_CALLS, AppClaims, Claim, Unstable, mapping_at
 from cmp.check.fleet.applications import RENDER_FAILED as RENDER_FAILED
 from cmp.check.fleet.applications import Skip
 from cmp.check.sources import cached, directory, jsonnet, kustomize, repo_server
@@ -173,6 +173,8 @@ def render_job(job: Job, store: Store | None = None) -> Rendered:
         if nondeterministic:
             again, _ = _render_once(job, inputs)
             unstable = tuple(differences(emitted, again))
+            if not unstable and emitted:  # `now | date` agrees within one second: flagged from the templates
+                unstable = ((emitted[0].id, TEMPLATE_CALLS),)
         if store is None:
             return Rendered(job, tuple(emitted), tuple(stripped), unstable, unmatched=tuple(unmatched))
         if found is not None and cached.may_keep(inputs.ownership, nondeterministic):
