@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cmp.check.analysis.claims import AppClaims, Claim
-from cmp.check.analysis.conflicts import Report, judge
+from cmp.check.analysis.conflicts import AppRow, Report, judge
 from cmp.check.fleet.applications import Application, Skip
 from cmp.check.output.html_report import to_html
 from cmp.model import ClusterResourceId
@@ -182,3 +182,22 @@ def test_the_example_page_shows_the_shared_namespace_and_every_app(tmp_path: Pat
         assert row.startswith('<tr class="shared conflict"') and cells == ["conflict unprotected"] * 5
     else:
         assert cells == ["strips", "strips", "strips", "emits", "strips"]  # notification owns it, protected
+
+
+def test_the_tree_nests_each_app_under_the_app_that_renders_it() -> None:
+    rows = (
+        AppRow("root", CLUSTER, "argocd", "directory", 2),
+        AppRow("child-a", CLUSTER, "a", "helm", 3, parent="root"),
+        AppRow("grandchild", CLUSTER, "g", "helm", 1, parent="child-a"),
+        AppRow("alone", CLUSTER, "x", "helm", 1),
+    )
+    page = to_html(Report(rows, (), (), (), None))
+    tree = page[page.index('<ul class="tree">') :]
+    assert re.findall(r'<span class="app">([^<]+)</span>|(</ul>)', tree)[:6] == [
+        ("root", ""),
+        ("child-a", ""),
+        ("grandchild", ""),
+        ("", "</ul>"),
+        ("", "</ul>"),
+        ("alone", ""),
+    ]
