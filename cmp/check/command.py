@@ -34,7 +34,7 @@ from cmp.check.output import baseline, document, text_report
 from cmp.check.output.formats import FORMATS, Settings
 from cmp.check.output.merge import merge
 from cmp.check.output.shards import Shard
-from cmp.check.sources import renders
+from cmp.check.sources import kustomize, renders
 from cmp.check.sources.plan import Plan, plan
 from cmp.check.sources.renders import Rendered
 from cmp.inputs.config import cache_root
@@ -78,6 +78,14 @@ class Installation:
     instance_label_key: str | None = None
     installation_id: str | None = None
     argocd_cm: Path | None = None
+    kustomize_build_options: str | None = None  # replaces argocd-cm's kustomize.buildOptions
+
+    def build_options(self, errors: list[str]) -> tuple[str, ...]:
+        """The options of every `kustomize build`: the flag's, else argocd-cm's kustomize.buildOptions."""
+        if self.kustomize_build_options is not None:
+            return kustomize.parse_options(self.kustomize_build_options)
+        data = argocd_cm_data(self.argocd_cm, errors) if self.argocd_cm is not None else {}
+        return kustomize.parse_options(str(data.get(kustomize.BUILD_OPTIONS_KEY) or ""))
 
     def tracking(self, errors: list[str]) -> Tracking:
         settings = live.read_argocd_cm(self.argocd_cm, errors) if self.argocd_cm is not None else {}
@@ -161,6 +169,7 @@ def check_fleet(
             progress=progress if wanted else None,
             store=store,
             scratch=Path(scratch),
+            build_options=installation.build_options(problems),
         )
         tree = rounds.render_tree(loaded, settings)
     notices = list(dict.fromkeys([*(store.notices if store else ()), *(n for r in tree.rendered for n in r.notices)]))

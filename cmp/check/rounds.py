@@ -48,6 +48,7 @@ class Settings:
     progress: Callable[[int, int], None] | None
     store: Store | None
     scratch: Path  # where dependencies are built; the caller removes it
+    build_options: tuple[str, ...] = ()  # of every kustomize build (argocd-cm's kustomize.buildOptions)
 
 
 @dataclass(slots=True)
@@ -79,7 +80,14 @@ def render_tree(fleet: Fleet, settings: Settings) -> Tree:
             tree.errors.append(f"{pending[0].origin}: Applications nest more than {MAX_DEPTH} levels deep")
             break
         tree.applications += pending
-        planned = plan(pending, settings.repositories, raw=settings.raw, helm=settings.helm, timeout=settings.timeout)
+        planned = plan(
+            pending,
+            settings.repositories,
+            raw=settings.raw,
+            helm=settings.helm,
+            timeout=settings.timeout,
+            build_options=settings.build_options,
+        )
         tree.jobs += planned.jobs
         tree.skipped += planned.skipped
         tree.errors += planned.errors

@@ -233,7 +233,19 @@ def check(
     ] = None,
     argocd_cm: Annotated[
         Optional[Path],
-        typer.Option("--argocd-cm", help="An argocd-cm dump: tracking method, instance label key, installation ID."),
+        typer.Option(
+            "--argocd-cm",
+            help="An argocd-cm dump: tracking method, instance label key, installation ID, kustomize.buildOptions, "
+            "ignoreDifferences customizations.",
+        ),
+    ] = None,
+    kustomize_build_options: Annotated[
+        Optional[str],
+        typer.Option(
+            "--kustomize-build-options",
+            metavar="OPTIONS",
+            help="kustomize build options, as argocd-cm's kustomize.buildOptions (replaces them), e.g. --enable-helm.",
+        ),
     ] = None,
     offline: Annotated[
         bool, typer.Option("--offline", help="Published charts from the chart cache only; skip the others.")
@@ -295,6 +307,7 @@ def check(
             "--instance-label-key": instance_label_key,
             "--installation-id": installation_id,
             "--argocd-cm": argocd_cm,
+            "--kustomize-build-options": kustomize_build_options,
             "--offline": offline,
             "--base": base,
         }
@@ -330,6 +343,7 @@ def check(
             instance_label_key=instance_label_key,
             installation_id=installation_id,
             argocd_cm=argocd_cm,
+            kustomize_build_options=kustomize_build_options,
         ),
         offline=offline,
         shard=part,

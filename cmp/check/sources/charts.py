@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from cmp.check.fleet.applications import Skip
+from cmp.check.sources import kustomize
 from cmp.check.sources.plan import Job
 from cmp.check.sources.renders import RENDER_FAILED, chartshare_config
 from cmp.errors import ChartShareError
@@ -47,6 +48,9 @@ def prepare(jobs: Sequence[Job], *, cache_root: Path, env: Mapping[str, str], of
     repositories = env.get(credentials.ENV, "")
     for job in jobs:
         job = replace(job, cache_root=cache_root, repositories=repositories)
+        if job.renderer == "kustomize" and kustomize.ENABLE_HELM in job.build_options:
+            _helm_charts(job, folders, prepared, env, offline)
+            continue
         chart = job.remote or _named_by_config(job)
         if chart is None:
             prepared.jobs.append(job)
@@ -63,6 +67,46 @@ def prepare(jobs: Sequence[Job], *, cache_root: Path, env: Mapping[str, str], of
             missing = f"chart {chart.label} is not in the chart cache (--offline)"
             prepared.skipped.append(Skip(job.app.name, f"{job.source.label}: {missing}; {_filled_by(job)}"))
     return prepared
+
+
+def _helm_charts(
+    job: Job,
+    folders: dict[tuple[RemoteChart, Access], Path | str | None],
+    prepared: Prepared,
+    env: Mapping[str, str],
+    offline: bool,
+) -> None:
+    """A kustomize job built with --enable-helm: its helmCharts' charts from the chart store (fetched unless
+    `offline`), or why it cannot render here."""
+    refused = kustomize.refuses_helm(job.helm)
+    if refused is not None:
+        prepared.skipped.append(Skip(job.app.name, f"{job.source.label}: {refused}"))
+        return
+    try:
+        named = kustomize.helm_charts(job.app_dir, job.repo_root)
+    except ChartShareError:
+        prepared.jobs.append(job)  # the render reports it
+        return
+    charts: list[tuple[RemoteChart, Path]] = []
+    for chart in named:
+        key = (chart, job.access)
+        if key not in folders:
+            folders[key] = _found(chart, job, job.cache_root or Path(), env, offline) if chart.version else "no version"
+        folder = folders[key]
+        what = f"helmCharts chart {chart.name} {chart.version or '(no version)'} from {chart.repository}"
+        if isinstance(folder, Path):
+            charts.append((chart, folder))
+        elif folder == "no version":
+            prepared.skipped.append(Skip(job.app.name, f"{job.source.label}: {what}: check renders a pinned version"))
+            return
+        elif isinstance(folder, str):
+            prepared.failed.append(Skip(job.app.name, f"{RENDER_FAILED}: spec.{job.source.label}: {what}: {folder}"))
+            return
+        else:
+            missing = f"{what} is not in the chart cache (--offline); fill it by running check without --offline"
+            prepared.skipped.append(Skip(job.app.name, f"{job.source.label}: {missing}"))
+            return
+    prepared.jobs.append(replace(job, helm_charts=tuple(charts)))
 
 
 def _named_by_config(job: Job) -> RemoteChart | None:

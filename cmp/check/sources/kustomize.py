@@ -6,15 +6,20 @@ label/annotation/component` and appends `patches` in its own scratch checkout, i
 util/kustomize/kustomize.go). check does the same edits, with the meaning `kustomize edit` gives them, on
 a scratch copy under the system temp folder: kubectl's built-in kustomize (what the tests fetch) has no
 `edit`, and the checkout is never written. The build is `kustomize build` when `kustomize` is on PATH, else
-`kubectl kustomize`; without Argo CD's `kustomize.buildOptions` there is no `--enable-helm`, so a
-kustomization with `helmCharts` fails as it fails in Argo CD. Every local path a kustomization names must
-stay inside the repository (Argo CD's checkout has nothing outside it); a remote base cannot be read
-offline and is a reason to skip the source.
+`kubectl kustomize`, with Argo CD's build options (argocd-cm's `kustomize.buildOptions`, or check's
+`--kustomize-build-options`); without `--enable-helm` a kustomization with `helmCharts` fails as it fails in
+Argo CD. With it, the charts come from check's chart store (fetched as published charts are, or taken
+offline), are put where kustomize looks for them (`<chartHome>/<name>-<version>/<name>`) in a scratch copy,
+and render with check's helm (`--helm-command`); kustomize before 5.8.0 refuses helm 4. Every local path a
+kustomization names must stay inside the repository (Argo CD's checkout has nothing outside it); a remote
+base cannot be read offline and is a reason to skip the source.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -29,6 +34,7 @@ from cmp.check.fleet.applications import Application, Source
 from cmp.check.sources import repo_server
 from cmp.errors import ChartShareError, ParameterError, PathError, shortened
 from cmp.inputs.paths import confine_tree
+from cmp.model import RemoteChart
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 # source.kustomize fields check applies (the flags modify commonLabels, commonAnnotations and components);
@@ -70,6 +76,10 @@ GENERATOR_FILES = ("configMapGenerator", "secretGenerator")
 _REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|github\.com/|gitlab\.com/|bitbucket\.org/)", re.I)
 _IMAGE_TAG = re.compile(r"^(.*):([a-zA-Z0-9._-]*|\*)$")
 BUILD_LIMIT = 300  # characters of kustomize's message kept in an error line
+ENABLE_HELM = "--enable-helm"
+BUILD_OPTIONS_KEY = "kustomize.buildOptions"  # argocd-cm's
+HELM_4_FROM = (5, 8, 0)  # the first kustomize whose helmCharts accept helm 4 (`helm version` must say v3 before)
+_VERSION = re.compile(r"v?([0-9]+)\.([0-9]+)\.([0-9]+)")
 
 
 def kustomization_in(folder: Path) -> Path | None:
@@ -369,8 +379,72 @@ def command() -> list[str]:
     raise ChartShareError("rendering a kustomize source needs `kustomize` or `kubectl` on PATH")
 
 
-def render(app: Application, source: Source, app_dir: Path, root: Path, timeout: float) -> str:
-    """What `kustomize build` prints for the source, with its `source.kustomize` applied as Argo CD applies it."""
+def parse_options(text: str) -> tuple[str, ...]:
+    """kustomize.buildOptions as Argo CD splits them (on white space)."""
+    return tuple(shlex.split(text))
+
+
+def helm_charts(app_dir: Path, root: Path) -> list[RemoteChart]:
+    """The published charts the `helmCharts` of every kustomization the build reads name (an entry without a
+    repo is a chart in its chartHome, which the build reads as it is)."""
+    found: list[RemoteChart] = []
+    reads, _ = references(app_dir, root)
+    for folder in sorted(path for path in reads if path.is_dir()):
+        kustomization = kustomization_in(folder)
+        for entry in _list(_read(kustomization, root).get("helmCharts")) if kustomization else ():
+            if isinstance(entry, Mapping) and entry.get("repo") and entry.get("name"):
+                chart = RemoteChart(str(entry["repo"]).rstrip("/"), str(entry["name"]), str(entry.get("version") or ""))
+                found.append(chart)
+    return list(dict.fromkeys(found))
+
+
+def refuses_helm(helm: str) -> str | None:
+    """Why this kustomize cannot render helmCharts with `helm`: before 5.8.0 it refuses helm 4."""
+    argv = command()
+    found, major = _tool_version(tuple(argv)), _helm_version(helm)
+    if found is None or major is None or found >= HELM_4_FROM or not major.startswith("v4"):
+        return None
+    shown = ".".join(map(str, found))
+    return (
+        f"kustomize {shown} (before 5.8.0) refuses helm {major} for helmCharts: put kustomize 5.8.1, the one "
+        "Argo CD ships, first on PATH, or render with helm 3 (CHARTSHARE_HELM)"
+    )
+
+
+@functools.cache
+def _tool_version(argv: tuple[str, ...]) -> tuple[int, ...] | None:
+    asked = [argv[0], "version"] if argv[1] == "build" else [argv[0], "version", "--client"]
+    try:
+        done = subprocess.run(asked, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = done.stdout.split("Kustomize Version:", 1)[-1]
+    found = _VERSION.search(text)
+    return tuple(int(part) for part in found.groups()) if found else None
+
+
+@functools.cache
+def _helm_version(helm: str) -> str | None:
+    try:
+        done = subprocess.run([helm, "version", "--short"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = _VERSION.search(done.stdout)
+    return f"v{'.'.join(found.groups())}" if found else None
+
+
+def render(
+    app: Application,
+    source: Source,
+    app_dir: Path,
+    root: Path,
+    timeout: float,
+    options: tuple[str, ...] = (),
+    helm: str = "helm",
+    charts: tuple[tuple[RemoteChart, Path], ...] = (),
+) -> str:
+    """What `kustomize build` prints for the source, with its `source.kustomize` applied as Argo CD applies it
+    and Argo CD's build options; `charts` are the helmCharts' charts, in the chart store."""
     env = repo_server.build_env(app, source)
     changes = edits(
         source.kustomize, lambda text: repo_server.envsubst(text, env), f"spec.{source.label}.kustomize", app_dir
@@ -378,13 +452,42 @@ def render(app: Application, source: Source, app_dir: Path, root: Path, timeout:
     reads, _ = references(app_dir, root)
     for folder in sorted(path for path in reads if path.is_dir()):
         confine_tree(folder, root, "kustomization folder")
-    return build(app_dir, root, reads, changes, timeout)
+    if ENABLE_HELM in options:
+        options = (*options, "--helm-command", helm)
+        changes = [*changes, lambda kustomization: None]  # kustomize writes pulled charts: never into the checkout
+    return build(app_dir, root, reads, changes, timeout, options, charts)
 
 
-def build(app_dir: Path, root: Path, reads: set[Path], changes: list[Edit], timeout: float) -> str:
-    """The build's output; with edits, of a scratch copy of the folders and files the build reads."""
+def _place_charts(copy: Path, root: Path, reads: set[Path], charts: tuple[tuple[RemoteChart, Path], ...]) -> None:
+    """Each helmCharts chart where kustomize looks before it pulls: `<chartHome>/<name>-<version>/<name>`."""
+    wanted = {(chart.repository, chart.name, chart.version): folder for chart, folder in charts}
+    for folder in sorted(path for path in reads if path.is_dir()):
+        kustomization = kustomization_in(folder)
+        loaded = _read(kustomization, root) if kustomization else {}
+        home = _map(loaded, "helmGlobals", "helmGlobals").get("chartHome") or "charts"
+        for entry in _list(loaded.get("helmCharts")):
+            if not isinstance(entry, Mapping):
+                continue
+            key = (str(entry.get("repo") or "").rstrip("/"), str(entry.get("name")), str(entry.get("version") or ""))
+            if key not in wanted:
+                continue
+            target = copy / folder.relative_to(root) / str(home) / f"{key[1]}-{key[2]}" / key[1]
+            if not target.exists():
+                shutil.copytree(wanted[key], target, symlinks=False)
+
+
+def build(
+    app_dir: Path,
+    root: Path,
+    reads: set[Path],
+    changes: list[Edit],
+    timeout: float,
+    options: tuple[str, ...] = (),
+    charts: tuple[tuple[RemoteChart, Path], ...] = (),
+) -> str:
+    """The build's output; with edits (or helmCharts), of a scratch copy of the folders and files it reads."""
     if not changes:
-        return _run([*command(), str(app_dir)], root, timeout, {})
+        return _run([*command(), str(app_dir), *options], root, timeout, {})
     with tempfile.TemporaryDirectory(prefix="chartshare-kustomize-") as scratch:
         copy = Path(scratch) / "repo"
         for path in sorted(reads):  # parents first, so what a folder copied whole holds is not copied again
@@ -404,7 +507,8 @@ def build(app_dir: Path, root: Path, reads: set[Path], changes: list[Edit], time
         for change in changes:
             change(kustomization)
         kustomization_file.write_text(goyaml.dump(kustomization), encoding="utf-8")
-        return _run([*command(), str(app_copy)], copy, timeout, {str(copy): str(root)})
+        _place_charts(copy, root, reads, charts)
+        return _run([*command(), str(app_copy), *options], copy, timeout, {str(copy): str(root)})
 
 
 def _run(argv: list[str], cwd: Path, timeout: float, shown: Mapping[str, str]) -> str:
@@ -420,6 +524,9 @@ def _run(argv: list[str], cwd: Path, timeout: float, shown: Mapping[str, str]) -
             message = message.replace(scratch, real)
         hint = ""
         if "--enable-helm" in message:
-            hint = "; Argo CD builds without --enable-helm unless argocd-cm's kustomize.buildOptions adds it"
+            hint = (
+                "; Argo CD builds without --enable-helm unless argocd-cm's kustomize.buildOptions adds it (give "
+                "check that argocd-cm with --argocd-cm FILE, or --kustomize-build-options)"
+            )
         raise ChartShareError(f"{Path(argv[0]).name} {argv[1]} failed: {shortened(message, BUILD_LIMIT)}{hint}")
     return done.stdout.decode("utf-8", "replace")

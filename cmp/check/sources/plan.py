@@ -43,6 +43,8 @@ class Job:
     cache_root: Path | None = None  # $CHARTSHARE_CACHE, once cmp/check/sources/charts.py has made remote charts present
     built: Path | None = None  # the chart's scratch copy with its dependencies (cmp/check/sources/dependencies.py)
     repositories: str = ""  # CHARTSHARE_REPOSITORIES of the run, which the app's spec.project may use
+    build_options: tuple[str, ...] = ()  # a kustomize source's: argocd-cm's kustomize.buildOptions, or the flag's
+    helm_charts: tuple[tuple[RemoteChart, Path], ...] = ()  # helmCharts its kustomizations name, in the chart store
 
     @property
     def access(self) -> Access:
@@ -67,6 +69,7 @@ def plan(
     raw: bool,
     helm: str,
     timeout: float,
+    build_options: tuple[str, ...] = (),
 ) -> Plan:
     """Which sources to render with which renderer, as Argo CD would choose; the rest skipped with a reason.
     A source renders from the checkout its repoURL names; a repository root without remotes stands for
@@ -96,7 +99,8 @@ def plan(
                 result.jobs.append(Job(app, source, "helm", root, root, raw, helm, timeout, remote=choice))
             elif choice is not None:
                 renderer, app_dir = choice
-                result.jobs.append(Job(app, source, renderer, app_dir, root, raw, helm, timeout))
+                options = build_options if renderer == "kustomize" else ()
+                result.jobs.append(Job(app, source, renderer, app_dir, root, raw, helm, timeout, build_options=options))
     return result
 
 

@@ -226,7 +226,18 @@ def _render_once(job: Job, inputs: Inputs, unmatched: list[str] | None = None) -
         if unmatched is not None:
             unmatched += outcome.unmatched
     elif job.renderer == "kustomize":
-        emitted = manifests.parse(kustomize.render(job.app, job.source, job.app_dir, job.repo_root, job.timeout))
+        emitted = manifests.parse(
+            kustomize.render(
+                job.app,
+                job.source,
+                job.app_dir,
+                job.repo_root,
+                job.timeout,
+                job.build_options,
+                job.helm,
+                job.helm_charts,
+            )
+        )
     elif job.renderer == "directory":
         where = f"spec.{job.source.label}.directory"
         files = directory.manifest_files(job.app_dir, job.repo_root, job.source.directory, where)
