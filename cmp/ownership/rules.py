@@ -98,10 +98,10 @@ def parse(text: str, path: Path, display: str, root: Path | None = None) -> Owne
 def compose(text: str, display: str) -> yaml.Node | None:
     """The file's one YAML document as nodes (None when empty), as go-yaml reads it; anchors and aliases
     refused; every YAML error one ConfigError naming the file and line. The fleet policy is read so too."""
-    tenant_yaml.refuse(text, display, MAX_CONFIG_BYTES)  # depth and aliases, before anything is composed
     loader = goyaml.GoLoader(text)
     try:
-        _refuse_aliases(text, display)
+        _refuse_aliases(text, display)  # chartshare.yaml's own rule, said first: no anchors at all
+        tenant_yaml.refuse(text, display, MAX_CONFIG_BYTES)  # depth, before anything is composed
         node: yaml.Node | None = loader.get_single_node()
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark

@@ -69,9 +69,10 @@ def cached_chart(chart: RemoteChart, cache_root: Path, where: str, access: Acces
     folder = store.lookup(chart)
     if folder is None:
         raise ConfigError(
-            f"{where}: chart: {chart.label} is not in the chart cache {store.root} for project {access.project}: "
-            "`chartshare init` did not run or failed (Argo CD runs it before generate; outside Argo CD, run it "
-            "first with the same CHARTSHARE_CACHE, CHARTSHARE_REPOSITORIES and ARGOCD_APP_PROJECT_NAME)"
+            f"{where}: chart: {chart.label} is not in the chart cache {store.root}: `chartshare init` did not run "
+            "or failed (Argo CD runs it before generate; outside Argo CD, run it first with the same CHARTSHARE_CACHE, "
+            f"CHARTSHARE_REPOSITORIES and ARGOCD_APP_PROJECT_NAME: project {access.project} is served only what "
+            "it may fetch)"
         )
     return folder
 

@@ -115,7 +115,7 @@ def test_a_project_is_never_served_a_chart_another_project_s_credentials_fetched
     assert _configmap(_generate(repo, team_b))["message"] == "from-git"
     denied = _generate(repo, team_a)
     assert (denied.exit_code, denied.stdout) == (1, "")
-    assert "is not in the chart cache" in denied.stderr and "for project team-a" in denied.stderr
+    assert "is not in the chart cache" in denied.stderr and "project team-a is served only" in denied.stderr
 
 
 def test_the_cached_chart_is_read_only(helm: str, tmp_path: Path) -> None:
