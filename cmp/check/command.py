@@ -27,7 +27,7 @@ from cmp.check.analysis.ignored import IgnoreRule, argocd_cm_rules
 from cmp.check.analysis.lifecycle import LastSpecs, lifecycle, unjudged
 from cmp.check.analysis.live import ANNOTATION_TRACKING, Tracking
 from cmp.check.fleet import applications, inventory
-from cmp.check.fleet.applications import Fleet, Skip, argocd_cm_data
+from cmp.check.fleet.applications import Contest, Fleet, Skip, argocd_cm_data
 from cmp.check.fleet.generators.clusters import read_clusters
 from cmp.check.fleet.repos import Repositories, parse_mapping, remotes_of
 from cmp.check.output import baseline, document, text_report
@@ -206,6 +206,7 @@ def check_fleet(
             base=found,
             last=last,
             ignored=installation.ignored(problems),
+            contested=list(tree.contested.values()),
         )
         return Outcome(document_text, notes=sorted(loaded.notes), notices=notices)
     apps = renders.claims_by_app(tree.rendered, skipped)
@@ -297,6 +298,7 @@ def claims_document(
     base: base_fleet.Base | None = None,
     last: LastSpecs | None = None,
     ignored: Sequence[IgnoreRule] = (),
+    contested: Sequence[Contest] = (),
 ) -> str:
     """The shard's document: its apps' claims and own warnings, and the skipped sources and live objects
     that fall to it by the app they name (a live object without a tracking id matters to no shard).
@@ -337,4 +339,5 @@ def claims_document(
         [skip for skip in [*skipped, *unfetched] if shard.holds(skip.app)],
         tracked,
         at_base,
+        contested,
     )

@@ -162,3 +162,25 @@ def test_an_application_set_generating_one_name_twice_makes_the_first(tmp_path: 
     )
     assert "Argo CD creates the first (" in skip["reason"] and skip["reason"].endswith("make the name template unique")
     assert report["conflicts"] == []
+
+
+def test_shards_merge_to_the_single_run_with_a_name_defined_twice(tmp_path: Path, helm: str) -> None:
+    root = _fleet(
+        tmp_path / "repo",
+        {
+            "argocd/a.yaml": PLAIN.format(name="metrics", path="metrics"),
+            "argocd/b.yaml": PLAIN.format(name="metrics", path="ingress"),
+            "argocd/root-east.yaml": ROOT_APP.format(name="root-east", cluster="https://east"),
+            "argocd/root-west.yaml": ROOT_APP.format(name="root-west", cluster="https://west"),
+        },
+    )
+    single = _check(root, helm)
+    assert single.exit_code == 1, single.stderr
+    documents = []
+    for index in (1, 2):
+        shard = _check(root, helm, "--shard", f"{index}/2")
+        assert shard.exit_code == 0, shard.stderr
+        documents.append(tmp_path / f"shard-{index}.json")
+        documents[-1].write_text(shard.stdout)
+    merged = run_cli(["check", "--merge", *map(str, documents)])
+    assert (merged.exit_code, merged.stdout) == (1, single.stdout)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from cmp.check.analysis.claims_json import (
 )
 from cmp.check.analysis.findings import Finding, Together
 from cmp.check.analysis.live import Tracking
-from cmp.check.fleet.applications import Application, Lifetime, Skip
+from cmp.check.fleet.applications import Application, Contest, Lifetime, Skip
 from cmp.check.output.shards import Shard
 from cmp.check.sources.plan import Job
 from cmp.model import ClusterResourceId
@@ -73,6 +73,7 @@ class Part:
     skipped: list[Skip]
     live: list[tuple[int, dict[str, Any]]] | None  # (place among the live objects, object); None: no --live
     base: AtBase | None = None  # the shard's apps at the --base revision; None: no --base
+    contested: list[Contest] = field(default_factory=list)  # names with two definitions: the whole fleet's
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +121,7 @@ def write(
     skipped: Sequence[Skip],
     live: Sequence[tuple[int, Mapping[str, Any]]] | None,
     base: AtBase | None = None,
+    contested: Sequence[Contest] = (),
 ) -> str:
     """The document, one line of JSON."""
     payload = {
@@ -136,6 +138,8 @@ def write(
         "skipped": [{"app": skip.app, "reason": skip.reason, "located": list(skip.located)} for skip in skipped],
         "live": None if live is None else [{"position": place, "object": obj} for place, obj in live],
     }
+    if contested:  # every shard reads the whole fleet, so each carries them; the merge joins them
+        payload["contested"] = [{"id": list(contest.id), "places": list(contest.places)} for contest in contested]
     if base is not None:
         payload["base"] = {
             "commit": base.commit,
@@ -205,7 +209,14 @@ def read(path: Path) -> Part:
                 for n, entry in enumerate(list_at(at_base, "stuck", "base"))
             ],
         )
-    return Part(header, apps, warnings, skipped, live, base)
+    contested = [
+        Contest(
+            ClusterResourceId(*(str(part) for part in list_at(entry, "id", f"contested[{n}]"))),
+            tuple(str(place) for place in list_at(entry, "places", f"contested[{n}]")),
+        )
+        for n, entry in enumerate(payload.get("contested") or [])
+    ]
+    return Part(header, apps, warnings, skipped, live, base, contested)
 
 
 def fill(path: Path, apps: Mapping[str, AppClaims], wanted: set[ClusterResourceId], *, section: str = "") -> None:

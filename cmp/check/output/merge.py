@@ -72,6 +72,7 @@ def merge(paths: Sequence[Path]) -> Merged:
         [skip for part in parts for skip in part.skipped],
         live_objects,
         parts[0].header.tracking,
+        [contest for part in parts for contest in part.contested],
     )
     if parts[0].base is not None:
         skipped = [skip for part in parts for skip in part.skipped]
