@@ -37,7 +37,10 @@ from cmp.check.output.shards import Shard
 from cmp.check.sources import kustomize, renders
 from cmp.check.sources.plan import Plan, plan
 from cmp.check.sources.renders import Rendered
+from cmp.errors import ChartShareError
+from cmp.inputs import policy_file
 from cmp.inputs.config import cache_root
+from cmp.inputs.policy_file import PolicyText
 
 Progress = Callable[[int, int], None]
 
@@ -132,12 +135,15 @@ def check_fleet(
     cache: bool = True,
     base: str | None = None,
     reports: Reports = Reports(),
+    policy: Path | None = None,
 ) -> Outcome:
     """Render every Application under `paths` from the repository at `root` and report on them (or, for a
     shard, on the apps of that shard, as a claims document). `progress` (for a terminal) is called only
     when a bar is worth showing; `offline` takes published charts from the chart cache only; `cache` is
-    whether renders go through the render cache; `base` a revision to compare the fleet with (lifecycle)."""
+    whether renders go through the render cache; `base` a revision to compare the fleet with (lifecycle);
+    `policy` the fleet policy file chartshare sources render under, each app by its spec.project."""
     problems: list[str] = []
+    governing = read_policy(policy, problems) if policy is not None else None
     repositories = installation.repositories(root, problems)
     tracking = installation.tracking(problems)
     clusters = read_clusters(installation.clusters, problems) if installation.clusters is not None else None
@@ -170,6 +176,7 @@ def check_fleet(
             store=store,
             scratch=Path(scratch),
             build_options=installation.build_options(problems),
+            policy=governing,
         )
         tree = rounds.render_tree(loaded, settings)
     notices = list(dict.fromkeys([*(store.notices if store else ()), *(n for r in tree.rendered for n in r.notices)]))
@@ -255,6 +262,20 @@ def publish(
         files=tuple(files),
         recorded=reports.write_baseline is not None,
     )
+
+
+def read_policy(path: Path, problems: list[str]) -> PolicyText | None:
+    """`--policy`: the file read and parsed once, up front, so that a malformed policy is bad input (exit 2,
+    one line naming the file and line) rather than a failed render of every app."""
+    from cmp.render.policy import parsed
+
+    try:
+        text = policy_file.read(path)
+        parsed(text.text, text.display)
+    except ChartShareError as problem:
+        problems.append(str(problem))
+        return None
+    return text
 
 
 def failures(report: Report) -> int:

@@ -23,6 +23,7 @@ from cmp.check.sources import charts, dependencies, kustomize, renders
 from cmp.check.sources.plan import Job, plan
 from cmp.check.sources.renders import Rendered
 from cmp.errors import ChartShareError
+from cmp.inputs.policy_file import PolicyText
 from cmp.remote.store import chart_store
 
 MAX_DEPTH = 20  # rounds of children: deeper is a generator gone wrong, not a fleet
@@ -49,6 +50,7 @@ class Settings:
     store: Store | None
     scratch: Path  # where dependencies are built; the caller removes it
     build_options: tuple[str, ...] = ()  # of every kustomize build (argocd-cm's kustomize.buildOptions)
+    policy: PolicyText | None = None  # `--policy`: the fleet policy chartshare sources render under
 
 
 @dataclass(slots=True)
@@ -87,6 +89,7 @@ def render_tree(fleet: Fleet, settings: Settings) -> Tree:
             helm=settings.helm,
             timeout=settings.timeout,
             build_options=settings.build_options,
+            policy=settings.policy,
         )
         tree.jobs += planned.jobs
         tree.skipped += planned.skipped

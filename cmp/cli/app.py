@@ -285,6 +285,10 @@ def check(
         Optional[Path],
         typer.Option("--write-baseline", help="Record this run's findings in FILE (and pass): adopt check gradually."),
     ] = None,
+    policy: Annotated[
+        Optional[Path],
+        typer.Option("--policy", metavar="FILE", help="The fleet policy (chartshare-policy.yaml) the sidecar reads."),
+    ] = None,
 ) -> int:
     """Render every Application from Git and report objects two of them would both claim (exit 1), in CI.
 
@@ -310,6 +314,7 @@ def check(
             "--kustomize-build-options": kustomize_build_options,
             "--offline": offline,
             "--base": base,
+            "--policy": policy,
         }
         given = [flag for flag, value in shard_side.items() if value]
         if given:
@@ -350,6 +355,7 @@ def check(
         cache=not no_cache,
         base=base,
         reports=reports,
+        policy=policy,
     )
     return _checked(outcome, strict)
 

@@ -30,6 +30,9 @@ class Claim:
     rule: str = ""  # `apps/x/chartshare.yaml:12`: the rule that decided this copy (relative to the repository)
     renamed_from: str = ""  # an emitted copy under a name of its own: the name helm gave it
     protected: bool = False  # emitted with Prune=false or Prune=confirm: no sync with prune deletes it
+    policy: str = ""  # the fleet policy entry that decided (or protected) this copy: `projects[1].rules[0]`
+    policy_at: str = ""  # that entry's file and line, `chartshare-policy.yaml:15`
+    overrode: str = ""  # the app's own rule the policy entry overrode, located (`apps/x/chartshare.yaml:6: rules[0]`)
 
 
 Unstable = tuple[ClusterResourceId, tuple[str, ...]]  # an object of a render, and the fields that differ in another
@@ -49,6 +52,8 @@ class AppClaims:
     unmatched: list[str] = field(default_factory=list)  # post-render targets that matched nothing
     complete: bool = True  # every source rendered: only then can "no longer emits" be trusted
     names_apps: bool = False  # it rendered nothing from files that name Argo CD objects
+    governed: bool = False  # rendered under a fleet policy (`--policy`)
+    policy: str | None = None  # the policy entry for its project (`projects[N]`); None: none applies
 
 
 ByObject = dict[ClusterResourceId, dict[str, Claim]]  # per object: app name -> that app's copy

@@ -96,11 +96,21 @@ _DECIDED: dict[str, tuple[Any, str]] = {
     "rule": ("", "a string"),
     "renamed_from": ("", "a string"),
     "protected": (False, "true or false"),
+    "policy": ("", "a string"),  # the fleet policy entry that decided it, its file and line, the app's rule it
+    "policy_at": ("", "a string"),  # overrode: only under --policy, so documents without one stay as they were
+    "overrode": ("", "a string"),
 }
 
 
 def _decided(claim: Claim) -> dict[str, Any]:
-    return {"rule": claim.rule, "renamed_from": claim.renamed_from, "protected": claim.protected}
+    return {
+        "rule": claim.rule,
+        "renamed_from": claim.renamed_from,
+        "protected": claim.protected,
+        "policy": claim.policy,
+        "policy_at": claim.policy_at,
+        "overrode": claim.overrode,
+    }
 
 
 def read_unstable(entry: Any, where: str) -> list[Unstable]:

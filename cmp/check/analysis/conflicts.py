@@ -32,6 +32,7 @@ class AppRow:
     resources: int
     parent: str | None = None  # the app that renders it (App of Apps)
     located: tuple[str, int] = ("", 0)  # the file and line of the metadata.name that defines it
+    policy: str | None = None  # the fleet policy entry for its project (`projects[N]`); None: none applies
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +41,15 @@ class Conflict:
 
     id: ClusterResourceId
     apps: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyDecision:
+    """An object several apps render that a fleet policy entry decided for at least one of them."""
+
+    id: ClusterResourceId
+    emitted_by: tuple[str, ...]  # sorted
+    entries: tuple[tuple[str, str, tuple[str, ...]], ...]  # (entry, its file and line, the apps it decided for)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +63,8 @@ class Report:
     unjudged: tuple[Skip, ...] = ()  # with --base: apps the change deletes that were not rendered at the base
     known: frozenset[tuple[Any, ...]] = frozenset()  # with --baseline: the identities (identity.py) it holds
     ownership: tuple[Shared, ...] = ()  # the ownership map: every object two or more apps render
+    governed: bool = False  # rendered under a fleet policy (--policy): the reports say what it decided
+    policy_decisions: tuple[PolicyDecision, ...] = ()
 
 
 def analyse(
@@ -76,6 +88,7 @@ def own_warnings(apps: Iterable[AppClaims], ignored: Sequence[IgnoreRule] = ()) 
         *findings.unstable_warnings(listed, ignored),
         *findings.unmatched_target_warnings(listed),
         *findings.empty_root_warnings(listed),
+        *findings.policy_warnings(listed),
         *findings.replica_warnings(listed, ignored),
         *findings.ca_bundle_warnings(listed),
     ]
@@ -108,12 +121,14 @@ def judge(
                 len(r.emitted),
                 r.app.parent,
                 r.app.located,
+                r.policy,
             )
             for r in apps.values()
         ),
         key=lambda row: (row.name, row.cluster),
     )
     found = tuple(with_contests(conflicts(emitters), contested))
+    governed = any(r.governed for r in apps.values())
     return Report(
         applications=tuple(rows),
         conflicts=found,
@@ -121,6 +136,8 @@ def judge(
         skipped=tuple(sorted(set(skipped), key=lambda s: (s.app, s.reason))),
         prune_risks=None if risks is None else tuple(sorted(risks, key=_risk_order)),
         ownership=ownership_map(apps.values(), {conflict.id for conflict in found}),
+        governed=governed,
+        policy_decisions=tuple(policy_decisions(renderers, emitters)) if governed else (),
     )
 
 
@@ -130,6 +147,22 @@ def shared_ids(apps: Iterable[AppClaims]) -> set[ClusterResourceId]:
     listed = list(apps)
     emitted = by_object(listed, emitted=True)
     return {key for key, claims in by_object(listed, emitted=False).items() if len(claims) > 1 or key not in emitted}
+
+
+def policy_decisions(renderers: ByObject, emitters: ByObject) -> Iterator[PolicyDecision]:
+    """Each object several apps render that a policy entry decided (or protected) for one of them, with
+    the entries and the apps each decided for."""
+    for key in sorted(renderers):
+        claims = renderers[key]
+        if len(claims) < 2 or not any(claim.policy for claim in claims.values()):
+            continue
+        entries: dict[tuple[str, str], list[str]] = {}
+        for app in sorted(claims):
+            claim = claims[app]
+            if claim.policy:
+                entries.setdefault((claim.policy, claim.policy_at), []).append(app)
+        listed = tuple((entry, at, tuple(apps)) for (entry, at), apps in sorted(entries.items()))
+        yield PolicyDecision(key, tuple(sorted(emitters.get(key, {}))), listed)
 
 
 def conflicts(emitters: ByObject) -> Iterator[Conflict]:

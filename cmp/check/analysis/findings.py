@@ -29,6 +29,8 @@ EMPTY_CABUNDLE = "empty-cabundle"
 HANDOVER = "handover"
 UNMATCHED_TARGET = "patch-target-unmatched"
 EMPTY_ROOT = "empty-root"
+POLICY_OVERRIDE = "policy-override"
+POLICY_FORBIDDEN = "policy-forbidden"
 
 CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
 NAMESPACE = ("", "Namespace")
@@ -163,6 +165,37 @@ def unmatched_target_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
                 "the target matches no object this app renders, so the patch does nothing here; fix the "
                 "target, or give the entry `apps:` naming the apps that render its objects",
             )
+
+
+def policy_warnings(apps: Iterable[AppClaims]) -> Iterator[Finding]:
+    """What the fleet policy took from an app's own say, as generate's notices say it: an object a policy
+    entry decided although the app's chartshare.yaml has a rule for it (both lines named), and an object
+    the app's project may not emit, stripped."""
+    for result in apps:
+        for claim in [*result.emitted.values(), *result.stripped.values()]:
+            if ".forbid[" in claim.policy:
+                yield Finding(
+                    result.app.name,
+                    POLICY_FORBIDDEN,
+                    claim.id,
+                    f"stripped: project {result.app.project} may not emit it ({claim.policy_at}: {claim.policy}); "
+                    "if the app needs it, the platform team must emit it, or change the policy",
+                    Together(
+                        f"objects project {result.app.project} may not emit, stripped by the fleet policy",
+                        f"{claim.policy_at}: {claim.policy}",
+                        "if the app needs them, the platform team must emit them, or change the policy",
+                    ),
+                )
+            elif claim.overrode:
+                what = "protects" if ".protect[" in claim.policy else "decides"
+                rule = "`protect: false` in " if what == "protects" else ""
+                yield Finding(
+                    result.app.name,
+                    POLICY_OVERRIDE,
+                    claim.id,
+                    f"the fleet policy {what} it ({claim.policy_at}: {claim.policy}), so {rule}the app's own "
+                    f"{claim.overrode} does not hold; remove that from chartshare.yaml, or ask the platform team",
+                )
 
 
 def replica_warnings(apps: Iterable[AppClaims], ignored: Sequence[IgnoreRule] = ()) -> Iterator[Finding]:

@@ -26,6 +26,7 @@ class Cell:
     rule: str = ""  # `apps/x/chartshare.yaml:12`, the rule that decided it; "" when no rule did
     protected: bool = False  # the emitted copy carries Prune=false (or Prune=confirm)
     renamed_to: str = ""  # RENAMES: the name of the app's own copy
+    policy: str = ""  # the fleet policy entry that decided (or protected) it, `projects[1].rules[0]`
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +46,12 @@ def ownership_map(apps: Iterable[AppClaims], conflicts: Collection[ClusterResour
         for key, claim in result.emitted.items():
             if claim.renamed_from:
                 original = key._replace(name=claim.renamed_from)
-                cell = Cell(name, RENAMES, claim.rule, claim.protected, key.name)
+                cell = Cell(name, RENAMES, claim.rule, claim.protected, key.name, claim.policy)
                 rendered.setdefault(original, {})[name] = cell
             else:
-                rendered.setdefault(key, {})[name] = Cell(name, EMITS, claim.rule, claim.protected)
+                rendered.setdefault(key, {})[name] = Cell(name, EMITS, claim.rule, claim.protected, policy=claim.policy)
         for key, claim in result.stripped.items():
-            rendered.setdefault(key, {}).setdefault(name, Cell(name, STRIPS, claim.rule))
+            rendered.setdefault(key, {}).setdefault(name, Cell(name, STRIPS, claim.rule, policy=claim.policy))
     return tuple(
         Shared(key, tuple(cells[app] for app in sorted(cells)), key in conflicts)
         for key, cells in sorted(rendered.items())

@@ -55,8 +55,8 @@ def shared_warnings(renderers: ByObject, emitters: ByObject, apps: Mapping[str, 
             if not is_crd(key) and not prune_safe(mapping_at(owned.obj, "metadata", "annotations")):
                 top_level = all(claim.top_level_owner for claim in strippers.values())
                 yield _unprotected(key, owner, sorted(claims), top_level)
-        elif not kept:
-            yield _nobody_emits(key, claims, apps)
+        elif not kept and not all(".forbid[" in claim.policy for claim in claims.values()):
+            yield _nobody_emits(key, claims, apps)  # a forbidden object's own warning says why nobody emits it
 
 
 def _unprotected(key: ClusterResourceId, owner: str, renderers: list[str], top_level: bool) -> Finding:

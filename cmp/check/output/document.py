@@ -153,7 +153,9 @@ def write(
 
 def _app_entry(position: int, result: AppClaims) -> dict[str, Any]:
     app = result.app
+    governed = {"governed": True, "policy": result.policy} if result.governed else {}  # only under --policy
     return {
+        **governed,
         "position": position,
         "name": app.name,
         "origin": app.origin,
@@ -295,6 +297,9 @@ def _app(entry: Any, where: str) -> tuple[int, AppClaims]:
     )
     result = AppClaims(app, renderers=[str(r) for r in list_at(entry, "renderers", where)])
     result.complete = bool_at(entry, "complete", where)
+    if isinstance(entry, dict) and "governed" in entry:
+        result.governed = bool_at(entry, "governed", where)
+        result.policy = None if entry.get("policy") is None else str_at(entry, "policy", where)
     result.emitted.update(read_claims(entry, "emitted", where, content=False))
     result.stripped.update(read_claims(entry, "stripped", where, content=False))
     result.unstable += read_unstable(entry, where)

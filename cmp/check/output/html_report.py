@@ -157,8 +157,10 @@ def _map_cell(cell: Cell | None, conflict: bool) -> Markup:
     attributes = {"class": " ".join(classes)}
     if not cell.rule:
         return el("td", attributes, text)
-    attributes["title"] = f"decided by {cell.rule}"
     short = cell.rule.rpartition("/")[2]  # chartshare.yaml:12; the whole path in the title
+    if cell.policy:  # the fleet policy entry beside the object: the platform team decided this cell
+        short = f"policy {cell.policy} ({short})"
+    attributes["title"] = f"decided by {cell.rule}" + (f" (fleet policy {cell.policy})" if cell.policy else "")
     return el("td", attributes, text, el("br", {}), el("small", {}, short))
 
 

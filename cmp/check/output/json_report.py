@@ -21,6 +21,7 @@ def to_json(report: Report) -> str:
                 "renderer": a.renderer,
                 "resources": a.resources,
                 **({"parent": a.parent} if a.parent is not None else {}),
+                **({"policy": a.policy} if report.governed else {}),
             }
             for a in report.applications
         ],
@@ -43,6 +44,15 @@ def to_json(report: Report) -> str:
         ],
         "skipped": [{"app": s.app, "reason": s.reason} for s in report.skipped],
     }
+    if report.governed:  # --policy: which entry decided each object several apps render
+        payload["policy_decisions"] = [
+            {
+                **d.id._asdict(),
+                "emitted_by": list(d.emitted_by),
+                "entries": [{"entry": entry, "at": at, "apps": list(apps)} for entry, at, apps in d.entries],
+            }
+            for d in report.policy_decisions
+        ]
     if report.prune_risks is not None:
         payload["prune_risks"] = [{**r.id._asdict(), "app": r.app, "fix": r.fix} for r in report.prune_risks]
     if report.lifecycle is not None:

@@ -29,9 +29,11 @@ def progress_wanted(is_tty: bool, json_output: bool, environ: Mapping[str, str],
 def to_text(report: Report, *, raw: bool = False) -> str:
     lines: list[str] = []
     if report.applications:
-        lines += ["APPLICATIONS", *_table(_application_rows(report.applications)), ""]
+        lines += ["APPLICATIONS", *_table(_application_rows(report.applications, report.governed)), ""]
     if report.conflicts:
         lines += _conflict_lines(report, raw)
+    if report.policy_decisions:
+        lines += _policy_lines(report)
     if report.warnings:
         lines += ["WARNINGS", *warning_lines(report.warnings, report), ""]
     if report.skipped:
@@ -93,16 +95,30 @@ def warning_lines(warnings: Sequence[Finding], report: Report | None = None) -> 
     return lines
 
 
-def _application_rows(applications: Iterable[AppRow]) -> list[tuple[str, ...]]:
-    """The table of apps; a PARENT column (the app that renders it) once any app was rendered by another."""
+def _application_rows(applications: Iterable[AppRow], governed: bool = False) -> list[tuple[str, ...]]:
+    """The table of apps; a PARENT column (the app that renders it) once any app was rendered by another; a
+    POLICY column (the fleet policy entry for its project) under --policy."""
     listed = list(applications)
     parents = any(a.parent is not None for a in listed)
-    rows: list[tuple[str, ...]] = [("NAME", "CLUSTER", "NAMESPACE", "RENDERER", "RESOURCES", *(("PARENT",) * parents))]
+    head = ("NAME", "CLUSTER", "NAMESPACE", "RENDERER", "RESOURCES", *(("PARENT",) * parents))
+    rows: list[tuple[str, ...]] = [(*head, *(("POLICY",) * governed))]
     for a in listed:
-        rows.append(
-            (a.name, a.cluster, a.namespace or "-", a.renderer, str(a.resources), *((a.parent or "-",) * parents))
-        )
+        cells = (a.name, a.cluster, a.namespace or "-", a.renderer, str(a.resources), *((a.parent or "-",) * parents))
+        rows.append((*cells, *((a.policy or "-",) * governed)))
     return rows
+
+
+def _policy_lines(report: Report) -> list[str]:
+    """Each object several apps render that the fleet policy decided: who emits it, and beside it each
+    policy entry that decided, with the apps it decided for."""
+    lines = ["POLICY (objects several apps render, decided by the fleet policy)"]
+    for cluster, decisions in groupby(report.policy_decisions, key=lambda decision: decision.id.cluster):
+        lines.append(f"cluster {cluster}")
+        for decision in decisions:
+            lines.append(f"  {decision.id}  emitted by {', '.join(decision.emitted_by) or '(none)'}")
+            lines += [f"    {entry} ({at}): {', '.join(apps)}" for entry, at, apps in decision.entries]
+    lines.append("")
+    return lines
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cmp.check.fleet.applications import RENDER_FAILED, Application, Skip, Source
@@ -21,6 +21,7 @@ from cmp.check.fleet.repos import SCRATCH_NOTE, Repositories
 from cmp.check.sources import directory, kustomize, repo_server
 from cmp.errors import ChartShareError
 from cmp.inputs.paths import CONFIG_FILE
+from cmp.inputs.policy_file import PolicyText
 from cmp.model import CHART_NAME, DEFAULT_PROJECT, EXACT_VERSION, REMOTE_SCHEMES, Access, RemoteChart
 
 PLUGIN_NAME = "chartshare-v1"  # plugin.yaml: metadata.name chartshare, spec.version v1
@@ -42,6 +43,7 @@ class Job:
     remote: RemoteChart | None = None  # the published chart it renders (cmp/check/sources/charts.py sets app_dir to it)
     cache_root: Path | None = None  # $CHARTSHARE_CACHE, once cmp/check/sources/charts.py has made remote charts present
     built: Path | None = None  # the chart's scratch copy with its dependencies (cmp/check/sources/dependencies.py)
+    policy: PolicyText | None = None  # the fleet policy (`--policy`) a chartshare source renders under
     repositories: str = ""  # CHARTSHARE_REPOSITORIES of the run, which the app's spec.project may use
     build_options: tuple[str, ...] = ()  # a kustomize source's: argocd-cm's kustomize.buildOptions, or the flag's
     helm_charts: tuple[tuple[RemoteChart, Path], ...] = ()  # helmCharts its kustomizations name, in the chart store
@@ -70,6 +72,7 @@ def plan(
     helm: str,
     timeout: float,
     build_options: tuple[str, ...] = (),
+    policy: PolicyText | None = None,
 ) -> Plan:
     """Which sources to render with which renderer, as Argo CD would choose; the rest skipped with a reason.
     A source renders from the checkout its repoURL names; a repository root without remotes stands for
@@ -100,7 +103,8 @@ def plan(
             elif choice is not None:
                 renderer, app_dir = choice
                 options = build_options if renderer == "kustomize" else ()
-                result.jobs.append(Job(app, source, renderer, app_dir, root, raw, helm, timeout, build_options=options))
+                job = Job(app, source, renderer, app_dir, root, raw, helm, timeout, policy=policy)
+                result.jobs.append(replace(job, build_options=options))
     return result
 
 

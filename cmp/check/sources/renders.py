@@ -41,6 +41,7 @@ from cmp.ownership.rules import Ownership
 from cmp.ownership.scope import ScopeTable, crd_scopes
 from cmp.render.chart import chart_dir, load_ownership
 from cmp.render.pipeline import render_loaded
+from cmp.render.policy import policy_entry
 from cmp.render.settings import settings as render_settings
 
 # helm's words for a chart whose dependencies are missing although check completed what Chart.yaml
@@ -67,6 +68,7 @@ class Rendered:
     malformed: bool = False  # the error is the Application's own field (bad fleet input), not its chart's
     unmatched: tuple[str, ...] = ()  # post-render entries whose target matched nothing
     names_apps: bool = False  # an empty render of files that name Argo CD objects (an App of Apps root gone quiet)
+    policy: str | None = None  # the fleet policy entry for the app's project (`projects[N]`), None: none
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +82,7 @@ class Inputs:
     config: Config | None = None
     ownership: Ownership | None = None
     invocation: template.HelmInvocation | None = None
+    job_raw: bool = False  # --raw: chartshare.yaml and the policy left out
 
 
 def render_all(
@@ -151,7 +154,9 @@ def reused(job: Job, store: Store | None) -> Rendered | None:
     if found is None:
         return None
     emitted, stripped, unstable, unmatched = found
-    return Rendered(job, emitted, stripped, unstable, notices=tuple(store.notices), unmatched=unmatched)
+    return Rendered(
+        job, emitted, stripped, unstable, notices=tuple(store.notices), unmatched=unmatched, policy=entry_of(inputs)
+    )
 
 
 def render_job(job: Job, store: Store | None = None) -> Rendered:
@@ -175,12 +180,19 @@ def render_job(job: Job, store: Store | None = None) -> Rendered:
             unstable = tuple(differences(emitted, again))
             if not unstable and emitted:  # `now | date` agrees within one second: flagged from the templates
                 unstable = ((emitted[0].id, TEMPLATE_CALLS),)
+        policy = entry_of(inputs)
         if store is None:
-            return Rendered(job, tuple(emitted), tuple(stripped), unstable, unmatched=tuple(unmatched))
+            return Rendered(job, tuple(emitted), tuple(stripped), unstable, unmatched=tuple(unmatched), policy=policy)
         if found is not None and cached.may_keep(inputs.ownership, nondeterministic):
             store.put(found.key, cached.entry(emitted, stripped, unstable, unmatched))
         return Rendered(
-            job, tuple(emitted), tuple(stripped), unstable, notices=tuple(store.notices), unmatched=tuple(unmatched)
+            job,
+            tuple(emitted),
+            tuple(stripped),
+            unstable,
+            notices=tuple(store.notices),
+            unmatched=tuple(unmatched),
+            policy=policy,
         )
     except ChartShareError as error:
         hint = MISSING_DEPENDENCIES_HINT if MISSING_DEPENDENCIES in str(error) else ""
@@ -196,7 +208,11 @@ def inputs_of(job: Job) -> Inputs:
         config = chartshare_config(job)
         ownership = load_ownership(config)
         chart = job.built or chart_dir(config, ownership)  # a scratch copy when check built its dependencies
-        return Inputs(chart, render_settings(config, ownership), config.template.values_files, config, ownership)
+        if not job.raw:
+            policy_entry(config, ownership)  # a policy that refuses the app's rules fails before helm runs
+        return Inputs(
+            chart, render_settings(config, ownership), config.template.values_files, config, ownership, job_raw=job.raw
+        )
     if job.renderer in ("kustomize", "directory"):  # read from the folder, never kept in the render cache
         return Inputs(job.app_dir, {}, ())
     if job.remote is None:  # a published chart was checked whole when it was unpacked into the store
@@ -208,6 +224,15 @@ def inputs_of(job: Job) -> Inputs:
         invocation = invocation._replace(chart_dir=job.built)
     settings: dict[str, object] = invocation.template._asdict()
     return Inputs(invocation.chart_dir, settings, invocation.template.values_files, invocation=invocation)
+
+
+def entry_of(inputs: Inputs) -> str | None:
+    """The fleet policy entry a chartshare source renders under (`projects[N]`): none for other sources and
+    with --raw, which render without chartshare's rules."""
+    if inputs.config is None or inputs.job_raw:
+        return None
+    entry = policy_entry(inputs.config, inputs.ownership)
+    return entry.place if entry is not None else None
 
 
 def _render_once(job: Job, inputs: Inputs, unmatched: list[str] | None = None) -> tuple[list[Claim], list[Claim]]:
@@ -261,18 +286,21 @@ def _render_once(job: Job, inputs: Inputs, unmatched: list[str] | None = None) -
     stripped_claims = [
         replace(
             _decided(claim, applied, ownership, job),
-            reason=f"{applied.decision.origin}: {applied.decision.reason}",
-            top_level_owner=applied.decision.rule is None and bool(applied.decision.owners),
-            accepted=ownership is not None and ownership.says_strip(applied.decision.rule),
+            reason=f"{decision.origin}: {decision.reason}",
+            top_level_owner=decision.rule is None and decision.policy is None and bool(decision.owners),
+            accepted=decision.policy.accepted
+            if decision.rule is None and decision.policy is not None
+            else ownership is not None and ownership.says_strip(decision.rule),
         )
         for applied in stripped
-        if (claim := _claim(applied.resource, job, scopes)) is not None
+        if (claim := _claim(applied.resource, job, scopes)) is not None and (decision := applied.decision)
     ]
     return emitted_claims, stripped_claims
 
 
 def _decided(claim: Claim, applied: Applied | None, ownership: Ownership | None, job: Job) -> Claim:
-    """A claim with what its app's rules decided of it: the rule's place, a rename, protection."""
+    """A claim with what its app's rules decided of it: the rule's place, a rename, protection, and the
+    fleet policy entry that decided (or protected) it, if one did."""
     protected = prune_safe(mapping_at(claim.obj, "metadata", "annotations"))
     if applied is None:
         return replace(claim, protected=protected)
@@ -284,6 +312,10 @@ def _decided(claim: Claim, applied: Applied | None, ownership: Ownership | None,
         except ValueError:
             where = ownership.display or ownership.path.name
         rule = f"{where}:{ownership.rules[index].line}"
+    ref = applied.decision.policy
+    if ref is not None:
+        rule = rule or ref.at  # a policy entry decided it: the policy file's line
+        claim = replace(claim, policy=ref.place, policy_at=ref.at, overrode=ref.overrode)
     return replace(claim, rule=rule, renamed_from=applied.renamed_from or "", protected=protected)
 
 
@@ -327,7 +359,7 @@ def chartshare_config(job: Job) -> Config:
     if job.repositories:
         env["CHARTSHARE_REPOSITORIES"] = job.repositories
     given = {"repo-root": str(job.repo_root), "helm": job.helm, "timeout": f"{job.timeout:g}"}
-    return options(job.app_dir, given).resolve(env)
+    return options(job.app_dir, given).resolve(env)._replace(policy=job.policy)  # check's policy: --policy alone
 
 
 def claims_by_app(renders: Sequence[Rendered], skipped: Sequence[Skip]) -> dict[str, AppClaims]:
@@ -344,6 +376,8 @@ def claims_by_app(renders: Sequence[Rendered], skipped: Sequence[Skip]) -> dict[
         result.unstable += rendered.unstable
         result.unmatched += rendered.unmatched
         result.names_apps = result.names_apps or rendered.names_apps
+        result.governed = result.governed or rendered.job.policy is not None
+        result.policy = result.policy or rendered.policy
     for skip in skipped:
         if skip.app in apps:
             apps[skip.app].complete = False

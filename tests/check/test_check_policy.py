@@ -157,3 +157,10 @@ def test_a_malformed_policy_is_bad_input_naming_file_and_line(helm: str, tmp_pat
     assert len(lines) == 1 and lines[0].startswith(f"chartshare: error: {policy}:{line}: "), result.stderr
     missing = check(helm, policy=tmp_path / "nowhere.yaml")
     assert (missing.exit_code, missing.stdout) == (2, "")
+
+
+def test_html_names_the_entry_in_each_cell_the_policy_decided(helm: str) -> None:
+    result = check(helm, "--format", "html")
+    assert result.exit_code == 0, result.stderr
+    assert "policy projects[1].rules[0] (chartshare-policy.yaml:15)" in result.stdout  # team-a-web's Namespace
+    assert "policy projects[0].rules[1] (chartshare-policy.yaml:8)" in result.stdout  # the platform's CRD
