@@ -58,6 +58,15 @@ class ConfigError(ChartShareError):
     """chartshare.yaml is malformed; the message names the file, line, rule and key."""
 
 
+class PolicyError(ConfigError):
+    """The fleet policy (the platform's file, not the app's) is missing or malformed; the message names its
+    file and line. Every render fails with it; the Parameters tab says only where it is (cmp/parameters)."""
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(message)
+        self.where = where or message.partition(": ")[0]  # `chartshare-policy.yaml:12`, never its content
+
+
 class HelmError(ChartShareError):
     """helm is missing, failed, timed out or printed something unusable."""
 

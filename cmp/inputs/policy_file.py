@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from cmp.errors import ConfigError
+from cmp.errors import PolicyError
 from cmp.inputs.paths import MAX_CONFIG_BYTES
 
 ENV = "CHARTSHARE_POLICY"
@@ -42,24 +42,24 @@ def read(path: Path) -> PolicyText:
     display = str(path)
     try:
         if not path.exists():
-            raise ConfigError(
+            raise PolicyError(
                 f"{display}: the policy file {ENV} names does not exist; mount the chartshare-policy ConfigMap "
                 f"there or point {ENV} at it"
             )
         if not path.is_file():  # a FIFO would block open() for ever, a device never end
-            raise ConfigError(f"{display}: the policy is not a regular file")
+            raise PolicyError(f"{display}: the policy is not a regular file")
         with path.open("rb") as file:
             raw = file.read(MAX_CONFIG_BYTES + 1)
             size = max(len(raw), os.fstat(file.fileno()).st_size)
     except OSError as error:
-        raise ConfigError(f"{display}: cannot read the policy file: {error.strerror}") from None
+        raise PolicyError(f"{display}: cannot read the policy file: {error.strerror}") from None
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{display}: {size} bytes is too large for a policy file (limit 1 MiB)")
+        raise PolicyError(f"{display}: {size} bytes is too large for a policy file (limit 1 MiB)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw.count(b"\n", 0, error.start) + 1
-        raise ConfigError(
+        raise PolicyError(
             f"{display}:{line}: the policy is not UTF-8 text (bad byte at offset {error.start})"
         ) from None
     return PolicyText(display, text)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from cmp import goyaml, tenant_yaml
-from cmp.errors import ChartShareError, ConfigError
+from cmp.errors import ChartShareError, ConfigError, PolicyError
 from cmp.inputs import parameters as params
 from cmp.inputs.config import Config
 from cmp.inputs.options import options
@@ -47,6 +47,8 @@ def announce(
     try:
         given = {"app": app_name, "helm": helm, "repo-root": str(repo_root) if repo_root else None}
         config = options(app_dir, given).resolve(env)._replace(timeout=RENDER_TIMEOUT)
+    except PolicyError as error:
+        return [_config_entry("", _policy_problem(error))]
     except ChartShareError as error:
         return [_config_entry("", f"this app's parameters are not valid: {error}")]
     from cmp.render.chart import chart_dir, load_ownership
@@ -64,6 +66,15 @@ def announce(
         return [_config_entry(_config_name(config), str(error))]
     entries.append(_config_entry(_config_name(config), _decisions(config, chart, env) + _post_render(ownership)))
     return entries
+
+
+def _policy_problem(error: PolicyError) -> str:
+    """A broken fleet policy, said without its content: the tab shows a tenant what decides its own objects,
+    never the platform's file (generate's error, which the platform team reads, names the problem)."""
+    return (
+        f"Cannot show this app's decisions: the fleet policy ({error.where}) is missing or not valid, so every "
+        "render fails; the platform team must fix it"
+    )
 
 
 def _post_render(ownership: Ownership | None) -> str:
@@ -215,6 +226,8 @@ def _decisions(config: Config, chart: Path, env: Mapping[str, str]) -> str:
         )
         dependencies.ensure(build_spec)
         outcome = render(config)
+    except PolicyError as error:
+        return _policy_problem(error)
     except ChartShareError as error:
         return f"Cannot show this app's decisions: {error}"
     lines = summary(outcome)

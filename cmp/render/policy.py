@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from cmp.errors import ConfigError
+from cmp.errors import ConfigError, PolicyError
 
 if TYPE_CHECKING:
     from cmp.inputs.config import Config
@@ -40,4 +40,9 @@ def parsed(text: str, display: str) -> Policy:
     """One parse per policy text in a process (check renders many apps under one policy)."""
     from cmp.ownership.policy import parse
 
-    return parse(text, display)
+    try:
+        return parse(text, display)
+    except PolicyError:
+        raise
+    except ConfigError as error:  # the platform's file, not the app's: said as such (cmp/parameters)
+        raise PolicyError(str(error)) from None
