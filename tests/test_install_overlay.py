@@ -113,3 +113,20 @@ def test_the_overlay_and_the_dockerfile_pin_the_same_argo_cd() -> None:
     dockerfile = re.search(r"^ARG ARGOCD_VERSION=(\S+)$", (ROOT / "Dockerfile").read_text(), re.M)
     assert overlay and dockerfile
     assert overlay.group(1) == dockerfile.group(1)
+
+
+def test_the_policy_configmap_is_mounted_where_the_sidecar_reads_it_and_parses(
+    built: dict[tuple[str, str], dict[str, Any]],
+) -> None:
+    from cmp.inputs.policy_file import DEFAULT_PATH
+    from cmp.ownership.policy import parse
+
+    sidecar = _sidecar(built)
+    mount = next(m for m in sidecar["volumeMounts"] if m["name"] == "chartshare-policy")
+    assert Path(mount["mountPath"]) == DEFAULT_PATH and mount["readOnly"]
+    assert mount["subPath"] == DEFAULT_PATH.name  # beside the image's plugin.yaml, which a folder mount would hide
+    volumes = built[("Deployment", "argocd-repo-server")]["spec"]["template"]["spec"]["volumes"]
+    volume = next(v for v in volumes if v["name"] == "chartshare-policy")
+    config_map = built[("ConfigMap", volume["configMap"]["name"])]
+    assert parse(config_map["data"][DEFAULT_PATH.name], DEFAULT_PATH.name).projects == ()
+    assert not any(env["name"] == "CHARTSHARE_POLICY" for env in sidecar.get("env", []))

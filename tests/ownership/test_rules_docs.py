@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cmp import name_rules
-from cmp.ownership import rules
+from cmp.ownership import policy, rules
 from cmp.ownership.reference_fields import NAME_REFERENCES, SELECTOR_REFERENCES, NameReference, SelectorReference
 from conftest import ROOT, TESTS
 
@@ -28,9 +28,17 @@ def test_the_docs_have_examples() -> None:
     assert len([body for lang, body in BLOCKS if lang == "yaml"]) >= 8
 
 
-@pytest.mark.parametrize("body", [body for lang, body in BLOCKS if lang == "yaml" and "kind: ChartShare" in body])
+@pytest.mark.parametrize("body", [body for lang, body in BLOCKS if lang == "yaml" and "kind: ChartShare\n" in body])
 def test_every_chartshare_yaml_in_the_docs_loads(body: str) -> None:
     rules.parse(body, Path("chartshare.yaml"), "docs/rules.md")
+
+
+@pytest.mark.parametrize("body", [body for lang, body in BLOCKS if lang == "yaml" and "kind: ChartSharePolicy" in body])
+def test_every_policy_in_the_docs_loads_and_names_every_key(body: str) -> None:
+    read = policy.parse(body, "docs/rules.md")
+    assert read.projects
+    for key in (*policy.TOP_KEYS, *policy.PROJECT_KEYS):
+        assert key in TEXT
 
 
 @pytest.mark.parametrize(
@@ -81,3 +89,9 @@ def test_every_stderr_excerpt_is_what_chartshare_prints() -> None:
 
 def test_the_readme_points_at_the_rules_docs() -> None:
     assert "docs/rules.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_policy_worked_example_is_the_example_fleets_own() -> None:
+    """docs/rules.md "Policy" shows examples/fleet-policy's policy as it is (tests/generate and tests/check
+    run that fleet on both helm majors)."""
+    assert (ROOT / "examples" / "fleet-policy" / "chartshare-policy.yaml").read_text() in TEXT
