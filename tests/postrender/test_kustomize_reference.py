@@ -1,4 +1,4 @@
-"""chartshare's post-render fields held to a real kustomize (`kubectl kustomize`, kustomize v5.7.1):
+"""chartshare's post-render fields held to a real kustomize (`kustomize build`, v5.8.1 as Argo CD 3.6 ships it):
 over the same helm output, generated patches (strategic merge on containers, env, volumes, ports and
 tolerations; JSON 6902 add/replace/remove/move/copy/test; deletes; images by name, tag and digest; labels
 with and without selectors) give the same objects, compared as a set by identity, or both fail."""
@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +20,7 @@ from cmp.errors import ChartShareError
 from cmp.model import App
 from cmp.ownership import rules
 from cmp.ownership.process import process
-from conftest import ROOT, TESTS
-
-sys.path.insert(0, str(ROOT / "tools"))
-import fetch_kubectl
+from conftest import TESTS, kustomize_build
 
 OBJECTS = {
     "objects": [
@@ -76,8 +72,8 @@ OBJECTS = {
 
 
 @pytest.fixture(scope="module")
-def kubectl() -> Path:
-    return fetch_kubectl.ensure()
+def kustomize() -> list[str]:
+    return kustomize_build()
 
 
 @pytest.fixture(scope="module")
@@ -225,10 +221,10 @@ def _chartshare(helm_output: str, body: dict[str, Any], folder: Path) -> dict[tu
     return _by_identity([yaml.safe_load(manifests.emit_json([r]) or "null") for r in outcome.resources])
 
 
-def _kustomize(kubectl: Path, helm_output: str, body: dict[str, Any], folder: Path) -> dict[Any, Any] | None:
+def _kustomize(kustomize: list[str], helm_output: str, body: dict[str, Any], folder: Path) -> dict[Any, Any] | None:
     (folder / "helm.yaml").write_text(helm_output, encoding="utf-8")
     (folder / "kustomization.yaml").write_text(yaml.safe_dump({"resources": ["helm.yaml"], **body}), encoding="utf-8")
-    done = subprocess.run([str(kubectl), "kustomize", str(folder)], capture_output=True, text=True)
+    done = subprocess.run([*kustomize, str(folder)], capture_output=True, text=True)
     if done.returncode != 0:
         return None
     return _by_identity(list(yaml.safe_load_all(done.stdout)))
@@ -237,10 +233,10 @@ def _kustomize(kubectl: Path, helm_output: str, body: dict[str, Any], folder: Pa
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=fields)
 def test_the_objects_equal_kustomize_build(
-    body: dict[str, Any], kubectl: Path, helm_output: str, tmp_path_factory: pytest.TempPathFactory
+    body: dict[str, Any], kustomize: list[str], helm_output: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     folder = tmp_path_factory.mktemp("k")
-    expected = _kustomize(kubectl, helm_output, body, folder)
+    expected = _kustomize(kustomize, helm_output, body, folder)
     got = _chartshare(helm_output, body, folder)
     if expected is None:
         assert got is None, "kustomize refuses these fields; chartshare must too"

@@ -1,15 +1,15 @@
-"""The post-render fields on real charts (../shared/realcharts), both helm majors: a patch set on each
-chart (labels into pod templates, annotations, every image renamed and retagged, a JSON 6902 and a
-strategic merge patch on every Deployment) gives the objects `kubectl kustomize` gives over the same helm
-output. One difference is not post-rendering's: kustomize reads helm's text with go-yaml v3, which folds
-some `>-` scalars with more-indented lines differently from go-yaml v2 (how Kubernetes, and chartshare,
-read them); a string the fields did not touch is compared to helm's own reading of it."""
+"""The post-render fields on real charts (../shared/realcharts), on every helm of REALCHART_HELMS: a patch
+set on each chart (labels into pod templates, annotations, every image renamed and retagged, a JSON 6902 and
+a strategic merge patch on every Deployment) gives the objects `kustomize build` (the kustomize Argo CD
+ships) gives over the same helm output. One difference is not post-rendering's: kustomize reads helm's text
+with go-yaml v3, which folds some `>-` scalars with more-indented lines differently from go-yaml v2 (how
+Kubernetes, and chartshare, read them); a string the fields did not touch is compared to helm's own reading
+of it."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,18 @@ from cmp import goyaml, manifests
 from cmp.model import App
 from cmp.ownership import rules
 from cmp.ownership.process import process
-from conftest import REALCHARTS_MISSING, ROOT, realchart, realchart_index, realcharts, untarred
+from conftest import (
+    REALCHART_HELMS,
+    REALCHARTS_MISSING,
+    kustomize_build,
+    realchart,
+    realchart_helm,
+    realchart_index,
+    realcharts,
+    untarred,
+)
 
-sys.path.insert(0, str(ROOT / "tools"))
-import fetch_kubectl
-
+helm = pytest.fixture(scope="session", params=REALCHART_HELMS, ids=lambda version: f"helm{version}")(realchart_helm)
 FOLDER = realcharts()
 INDEX = realchart_index(FOLDER)
 _BUILT: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}  # kustomize's objects per helm output
@@ -117,11 +124,8 @@ def test_a_patch_set_gives_kustomize_s_objects(chart: dict[str, Any], helm: str,
     (tmp_path / "k" / "kustomization.yaml").write_text(
         yaml.safe_dump({"resources": ["helm.yaml"], **fields}), encoding="utf-8"
     )
-    if stream not in _BUILT:  # helm 3 and helm 4 mostly render the same bytes: kustomize runs once for them
-        kubectl = fetch_kubectl.ensure()
-        done = subprocess.run(
-            [str(kubectl), "kustomize", str(tmp_path / "k")], capture_output=True, text=True, check=True
-        )
+    if stream not in _BUILT:  # the helms mostly render the same bytes: kustomize runs once for them
+        done = subprocess.run([*kustomize_build(), str(tmp_path / "k")], capture_output=True, text=True, check=True)
         _BUILT[stream] = done.stdout
     expected = _by_identity([obj for obj in goyaml.load_all(_BUILT[stream]) if obj])
 
