@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
+import fetch_kubectl
 import pytest
 from fleet_builders import path_with_kubectl
 from servers import chart_repository
@@ -59,9 +61,10 @@ def _fleet(root: Path, url: str) -> Path:
 
 
 def _check(root: Path, helm: str, *args: str, kustomize: bool = True, cache: str = "cache") -> Result:
-    path = path_with_kubectl()
     if kustomize:  # the kustomize Argo CD ships, first on PATH
-        path = os.pathsep.join([str(argocd_tools.ensure("kustomize").parent), path])
+        path = os.pathsep.join([str(argocd_tools.ensure("kustomize").parent), path_with_kubectl()])
+    else:  # kubectl's built-in kustomize only
+        path = os.pathsep.join([str(fetch_kubectl.ensure().parent), os.environ.get("PATH", "")])
     env = {"CHARTSHARE_HELM": helm, "CHARTSHARE_CACHE": str(root.parent / cache), "PATH": path}
     return run_cli(["check", str(root / "argocd"), "--repo-root", str(root), "--format", "json", *args], env=env)
 
@@ -109,7 +112,8 @@ def test_a_kustomize_before_5_8_with_helm_4_is_skipped_naming_both(served: tuple
     result = _check(root, helm, "--kustomize-build-options", "--enable-helm", "--offline", kustomize=False)
     assert result.exit_code == 0, result.stderr
     reason = _skipped(result)["lb"]
-    if Path(helm).parent.name.startswith("v4"):  # kubectl's built-in kustomize is 5.7.x
+    major = subprocess.run([helm, "version", "--short"], capture_output=True, text=True, check=True).stdout
+    if major.startswith("v4"):  # kubectl's built-in kustomize is 5.7.x
         assert reason.startswith("source: kustomize 5.7.") and "(before 5.8.0) refuses helm v4." in reason
     else:
         assert reason.startswith(f"source: helmCharts chart {CHART} {VERSION} from http://127.0.0.1:9/charts")
