@@ -164,3 +164,20 @@ def test_html_names_the_entry_in_each_cell_the_policy_decided(helm: str) -> None
     assert result.exit_code == 0, result.stderr
     assert "policy projects[1].rules[0] (chartshare-policy.yaml:15)" in result.stdout  # team-a-web's Namespace
     assert "policy projects[0].rules[1] (chartshare-policy.yaml:8)" in result.stdout  # the platform's CRD
+
+
+def test_sarif_locates_policy_findings_in_the_repository_not_the_sidecars_policy_file(
+    helm: str, tmp_path: Path
+) -> None:
+    outside = tmp_path / "chartshare-policy.yaml"  # as a ConfigMap's source outside the checkout
+    outside.write_text(POLICY.read_text())
+    result = check(helm, "--format", "sarif", policy=outside)
+    assert result.exit_code == 0, result.stderr
+    (run,) = json.loads(result.stdout)["runs"]
+    uris = {
+        location["physicalLocation"]["artifactLocation"]["uri"]
+        for finding in run["results"]
+        for location in finding["locations"]
+    }
+    assert uris == {"examples/fleet-policy/argocd/apps.yaml"}
+    assert {finding["ruleId"] for finding in run["results"]} == {"policy-forbidden", "policy-override"}

@@ -27,6 +27,7 @@ class Cell:
     protected: bool = False  # the emitted copy carries Prune=false (or Prune=confirm)
     renamed_to: str = ""  # RENAMES: the name of the app's own copy
     policy: str = ""  # the fleet policy entry that decided (or protected) it, `projects[1].rules[0]`
+    policy_at: str = ""  # that entry's file and line
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +47,16 @@ def ownership_map(apps: Iterable[AppClaims], conflicts: Collection[ClusterResour
         for key, claim in result.emitted.items():
             if claim.renamed_from:
                 original = key._replace(name=claim.renamed_from)
-                cell = Cell(name, RENAMES, claim.rule, claim.protected, key.name, claim.policy)
+                cell = Cell(name, RENAMES, claim.rule, claim.protected, key.name, claim.policy, claim.policy_at)
                 rendered.setdefault(original, {})[name] = cell
             else:
-                rendered.setdefault(key, {})[name] = Cell(name, EMITS, claim.rule, claim.protected, policy=claim.policy)
+                rendered.setdefault(key, {})[name] = Cell(
+                    name, EMITS, claim.rule, claim.protected, policy=claim.policy, policy_at=claim.policy_at
+                )
         for key, claim in result.stripped.items():
-            rendered.setdefault(key, {}).setdefault(name, Cell(name, STRIPS, claim.rule, policy=claim.policy))
+            rendered.setdefault(key, {}).setdefault(
+                name, Cell(name, STRIPS, claim.rule, policy=claim.policy, policy_at=claim.policy_at)
+            )
     return tuple(
         Shared(key, tuple(cells[app] for app in sorted(cells)), key in conflicts)
         for key, cells in sorted(rendered.items())

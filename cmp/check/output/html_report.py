@@ -143,7 +143,7 @@ def _map_cell(cell: Cell | None, conflict: bool) -> Markup:
         return el("td", {"class": "none"}, "")
     classes = [cell.action]
     if cell.action == EMITS:
-        text = "emits" + (" (owner)" if cell.rule else "")
+        text = "emits" + (" (owner)" if cell.rule or cell.policy else "")
         text += ", protected" if cell.protected else ", not protected"
         if conflict:
             classes = ["conflict"]
@@ -155,12 +155,14 @@ def _map_cell(cell: Cell | None, conflict: bool) -> Markup:
     else:
         text = STRIPS
     attributes = {"class": " ".join(classes)}
+    if cell.policy:  # the fleet policy entry beside the object: the platform team decided this cell
+        attributes["title"] = f"decided by the fleet policy, {cell.policy_at}: {cell.policy}"
+        short = f"policy {cell.policy} ({cell.policy_at.rpartition('/')[2]})"
+        return el("td", attributes, text, el("br", {}), el("small", {}, short))
     if not cell.rule:
         return el("td", attributes, text)
+    attributes["title"] = f"decided by {cell.rule}"
     short = cell.rule.rpartition("/")[2]  # chartshare.yaml:12; the whole path in the title
-    if cell.policy:  # the fleet policy entry beside the object: the platform team decided this cell
-        short = f"policy {cell.policy} ({short})"
-    attributes["title"] = f"decided by {cell.rule}" + (f" (fleet policy {cell.policy})" if cell.policy else "")
     return el("td", attributes, text, el("br", {}), el("small", {}, short))
 
 

@@ -314,7 +314,7 @@ def _decided(claim: Claim, applied: Applied | None, ownership: Ownership | None,
         rule = f"{where}:{ownership.rules[index].line}"
     ref = applied.decision.policy
     if ref is not None:
-        rule = rule or ref.at  # a policy entry decided it: the policy file's line
+        # `rule` stays the app's own: the policy file is the sidecar's, outside the repository reports locate in
         claim = replace(claim, policy=ref.place, policy_at=ref.at, overrode=ref.overrode)
     return replace(claim, rule=rule, renamed_from=applied.renamed_from or "", protected=protected)
 
