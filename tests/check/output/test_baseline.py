@@ -16,7 +16,7 @@ from cmp.check.analysis.findings import Finding
 from cmp.check.output import baseline
 from conftest import ROOT, run_cli
 
-RAW = ["check", "examples/shoong-delivery/argocd", "--raw"]
+RAW = ["check", "examples/shoong-delivery/argocd", "--repo", "https://git.example.com/platform/gitops.git=.", "--raw"]
 
 
 def _report_with_two_conflicts() -> command.Report:

@@ -31,7 +31,14 @@ def _cases(xml: str) -> dict[str, ElementTree.Element]:
     [
         (CASES / "shared-copies", ["argocd"]),
         (CASES / "sources", ["argocd", "--offline"]),
-        (ROOT, ["examples/shoong-delivery/argocd", "--live", "examples/shoong-delivery/live/dev-cluster.yaml"]),
+        (
+            ROOT,
+            [
+                "examples/shoong-delivery/argocd",
+                *("--repo", "https://git.example.com/platform/gitops.git=."),
+                *("--live", "examples/shoong-delivery/live/dev-cluster.yaml"),
+            ],
+        ),
     ],
     ids=["conflicts", "skipped", "prune-risks"],
 )
