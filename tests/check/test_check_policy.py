@@ -19,11 +19,15 @@ from conftest import ROOT, Result, run_cli
 EXAMPLE = ROOT / "examples" / "fleet-policy"
 POLICY = EXAMPLE / "chartshare-policy.yaml"
 FLEET = EXAMPLE / "argocd"
+GITOPS = "https://git.example.com/platform/gitops.git"
 
 
 def check(helm: str, *extra: str, policy: Path | None = POLICY, fleet: Path = FLEET) -> Result:
     given = ["--policy", str(policy)] if policy is not None else []
-    return run_cli(["check", str(fleet), "--repo-root", str(ROOT), "--helm", helm, "--no-cache", *given, *extra])
+    mapped = ["--repo", f"{GITOPS}={ROOT}"]  # the fleet's repoURL, which a clone's own remote is not
+    return run_cli(
+        ["check", str(fleet), "--repo-root", str(ROOT), *mapped, "--helm", helm, "--no-cache", *given, *extra]
+    )
 
 
 def applications() -> list[dict[str, Any]]:

@@ -45,7 +45,8 @@ def _command(name: str, slow: Path, folder: Path) -> list[str]:
         return ["parameters", str(NOTIFICATION), "--app", "dev-shoong-notification", "--repo-root", str(ROOT)]
     if name.startswith("check"):  # one render at a time in this process, or two in a pool of workers
         jobs = "2" if name.endswith("pool") else "1"
-        return ["check", str(EXAMPLE / "argocd"), "--repo-root", str(ROOT), "--no-cache", "--jobs", jobs]
+        mapped = ["--repo", f"https://git.example.com/platform/gitops.git={ROOT}"]
+        return ["check", str(EXAMPLE / "argocd"), "--repo-root", str(ROOT), *mapped, "--no-cache", "--jobs", jobs]
     chart = _chart_with_a_dependency(folder)
     return ["init", str(chart), "--repo-root", str(folder)]
 
